@@ -1,0 +1,252 @@
+# Makefile for the rope book.  The book (rope.nw, chapters/*.nw) is the
+# source; everything in generated/ and build/ is derived from it.
+#
+#   make               librope.a and the CLI build/rope
+#   make test          every chapter's Check suite      (CHAPTER=N: one chapter)
+#   make book          book/rope.pdf
+#   make exercise CHAPTER=N   check your own answers to chapter N's exercises
+#   make tangle        refresh the committed generated/ from the .nw files
+#   make check-generated      fail if generated/ differs from a fresh tangle
+#   make lint          fail if the chunk roots differ from the expected list
+#   make bench         the attention benchmark of chapter 5
+#   make deps          install the Debian packages the project needs
+#   make clean
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SECONDARY:
+.SUFFIXES:
+MAKEFLAGS += --no-builtin-rules
+comma := ,
+
+# ---------------------------------------------------------------- sources
+# The order of the files fixes the order of the tangled code and of the book:
+# rope.nw first, then chapters/ in name order (chapters, appendices, back matter).
+CHAPTER_FILES := $(sort $(wildcard chapters/*.nw))
+NW := rope.nw $(CHAPTER_FILES)
+
+# Chapter N's file and short NAME; the NAME names its generated files.
+FILE_1 := chapters/01-why-positions.nw
+NAME_1 := positions
+FILE_2 := chapters/02-sinusoidal.nw
+NAME_2 := sinusoidal
+FILE_3 := chapters/03-rope.nw
+NAME_3 := rotary
+FILE_4 := chapters/04-long-context.nw
+NAME_4 := scaling
+FILE_5 := chapters/05-attention.nw
+NAME_5 := attention
+
+CHAPTERS := $(foreach n,1 2 3 4 5,$(if $(wildcard $(FILE_$n)),$n))
+NAMES := $(foreach n,$(CHAPTERS),$(NAME_$n))
+
+# Roots beyond the standard set of a chapter (one line per chapter).
+EXTRA_ROOTS_1 :=
+
+EXTRA_ROOTS_2 :=
+
+EXTRA_ROOTS_3 :=
+
+EXTRA_ROOTS_4 :=
+
+EXTRA_ROOTS_5 :=
+
+# ---------------------------------------------------------------- roots
+# The list of roots is the list of generated files; `make lint` holds the
+# roots that noroots finds equal to this list.
+CORE_ROOTS := generated/rope.h generated/tests.h generated/cli.h \
+  generated/bookdata.h generated/rope-cli.c generated/cli-util.c \
+  generated/test-main.c generated/test-util.c generated/bookdata-main.c \
+  generated/bookdata-util.c generated/exercise-main.c
+chapter_roots = generated/$1.c generated/test-$1.c generated/cli-$1.c \
+  generated/bookdata-$1.c generated/exercises-$1.h \
+  generated/exercises-$1-starter.c generated/test-exercises-$1.c \
+  generated/exercises-$1-solution.c
+ROOTS := $(CORE_ROOTS) $(foreach m,$(NAMES),$(call chapter_roots,$m)) \
+  $(foreach n,$(CHAPTERS),$(EXTRA_ROOTS_$n))
+
+# ---------------------------------------------------------------- build
+# SANITIZE=address,undefined builds into its own directory, so sanitized and
+# plain objects never mix.
+ifeq ($(strip $(SANITIZE)),)
+B := build
+else
+B := build/san-$(subst $(comma),-,$(SANITIZE))
+endif
+T := build/tangle
+
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := cc
+endif
+CFLAGS ?= -O2 -g
+WARN := -std=c11 -Wall -Wextra -Wpedantic -Werror
+# No fused multiply-add contraction: the float32 RoPE path must round each
+# product and sum separately, as PyTorch does (chapter 3).
+ALLCFLAGS = $(WARN) $(CFLAGS) -ffp-contract=off -D_POSIX_C_SOURCE=200809L \
+  -I$(T) -pthread $(XCFLAGS)
+LDLIBS := -lm -pthread
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+ifneq ($(strip $(SANITIZE)),)
+ALLCFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
+  -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+HEADERS := $(addprefix $(T)/,$(notdir $(filter %.h,$(ROOTS))))
+LIB_OBJS := $(foreach m,$(NAMES),$(B)/obj/$m.o)
+CLI_OBJS := $(B)/obj/rope-cli.o $(B)/obj/cli-util.o \
+  $(foreach m,$(NAMES),$(B)/obj/cli-$m.o)
+TEST_OBJS := $(B)/obj/test-main.o $(B)/obj/test-util.o \
+  $(foreach m,$(NAMES),$(B)/obj/test-$m.o $(B)/obj/test-exercises-$m.o \
+  $(B)/obj/exercises-$m-solution.o)
+BOOKDATA_OBJS := $(B)/obj/bookdata-main.o $(B)/obj/bookdata-util.o \
+  $(foreach m,$(NAMES),$(B)/obj/bookdata-$m.o)
+
+.PHONY: all tangle check-generated lint test book exercise bench clean \
+  deps deps-check
+all: $(B)/librope.a $(B)/rope
+
+# Tangle every root with #line directives into build/tangle, so compiler
+# errors, gdb and Check failures point into the .nw files.  cpif leaves
+# unchanged files alone, so only what changed is recompiled.
+$(T)/.stamp: $(NW) Makefile
+	@mkdir -p $(T)
+	@for r in $(ROOTS); do \
+	  notangle -L -R"$$r" $(NW) > $(T)/.tmp || { echo "notangle failed for $$r" >&2; exit 1; }; \
+	  cpif $(T)/$$(basename "$$r") < $(T)/.tmp; \
+	done; rm -f $(T)/.tmp; chmod 644 $(T)/*.[ch]; touch $@
+$(T)/%.c $(T)/%.h: $(T)/.stamp ;
+
+$(B)/obj/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
+	@mkdir -p $(@D)
+	$(CC) $(ALLCFLAGS) -c $< -o $@
+
+$(B)/librope.a: $(LIB_OBJS)
+	rm -f $@; ar rcs $@ $^
+
+$(B)/rope: $(CLI_OBJS) $(B)/librope.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---------------------------------------------------------------- tests
+$(B)/test-rope: $(TEST_OBJS) $(B)/librope.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# The starters are compiled too (never linked): a learner's first build
+# must not fail on the book's own code.
+STARTER_OBJS := $(foreach m,$(NAMES),$(B)/obj/exercises-$m-starter.o)
+
+test: deps
+	@$(MAKE) --no-print-directory $(B)/test-rope $(STARTER_OBJS)
+	$(B)/test-rope $(CHAPTER)
+
+# The learner's flow: your answers live in tests/exercises/NAME.c (made from
+# the starter the first time, never overwritten), checked by the same tests
+# that check the book's solutions.
+EXNAME = $(NAME_$(CHAPTER))
+EXFILE = tests/exercises/$(EXNAME).c
+exercise: deps
+	@[ -n "$(CHAPTER)" ] && [ -n "$(EXNAME)" ] || \
+	  { echo "usage: make exercise CHAPTER=N (N = $(CHAPTERS))" >&2; exit 2; }
+	@$(MAKE) --no-print-directory $(T)/.stamp
+	@if [ ! -f $(EXFILE) ]; then mkdir -p tests/exercises; \
+	  cp $(T)/exercises-$(EXNAME)-starter.c $(EXFILE); \
+	  echo "created $(EXFILE) from the starter: fill in the bodies, then run make exercise CHAPTER=$(CHAPTER) again"; fi
+	@$(MAKE) --no-print-directory $(B)/exercise-$(EXNAME)
+	$(B)/exercise-$(EXNAME)
+
+$(B)/obj/learner-%.o: tests/exercises/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -Wall -Wextra $(CFLAGS) -I$(T) -c $< -o $@
+$(B)/obj/exercise-main-%.o: $(T)/exercise-main.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(ALLCFLAGS) -DEXERCISE_SUITE=exercises_$*_suite \
+	  -DEXERCISE_NAME='"$*"' -c $< -o $@
+$(B)/exercise-%: $(B)/obj/exercise-main-%.o $(B)/obj/test-exercises-%.o \
+    $(B)/obj/learner-%.o $(B)/obj/test-util.o $(B)/librope.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# ---------------------------------------------------------------- book
+# Programs tangled from the book write the data its figures and prose use.
+$(B)/bookdata: $(BOOKDATA_OBJS) $(B)/librope.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+build/data/.stamp: $(B)/bookdata
+	@mkdir -p build/data
+	$(B)/bookdata build/data
+	touch $@
+
+build/book/rope.tex: $(NW) Makefile
+	@mkdir -p build/book
+	noweave -delay -autodefs c -index $(NW) > $@.tmp
+	mv $@.tmp $@
+
+BOOK_SUPPORT := $(wildcard book/*.bib book/*.sty)
+
+book: deps
+	@$(MAKE) --no-print-directory book/rope.pdf
+
+book/rope.pdf: build/book/rope.tex build/data/.stamp $(BOOK_SUPPORT)
+	cd build/book && TEXINPUTS=.:../../book//: BIBINPUTS=../../book: \
+	  BSTINPUTS=../../book: latexmk -pdf -interaction=nonstopmode \
+	  -halt-on-error -file-line-error -silent rope.tex > latexmk.out 2>&1 \
+	  || { tail -40 latexmk.out; grep -A5 '^!\|:[0-9]*:' rope.log | head -40; exit 1; }
+	@bash book/check-log.sh build/book/rope.log
+	cp build/book/rope.pdf $@
+	@echo "book/rope.pdf: $$(pdfinfo $@ 2>/dev/null | awk '/^Pages/{print $$2}') pages"
+
+# ---------------------------------------------------------------- checks
+tangle: deps-check
+	@mkdir -p generated
+	@for r in $(ROOTS); do \
+	  notangle -R"$$r" $(NW) > generated/.tmp || { echo "notangle failed for $$r" >&2; exit 1; }; \
+	  cpif "$$r" < generated/.tmp; chmod 644 "$$r"; \
+	done; rm -f generated/.tmp
+	@for f in generated/*; do \
+	  case " $(ROOTS) " in *" $$f "*) ;; *) echo "removing stale $$f"; rm -f "$$f";; esac; \
+	done
+
+check-generated: deps-check
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; mkdir -p "$$tmp/generated"; \
+	for r in $(ROOTS); do notangle -R"$$r" $(NW) > "$$tmp/$$r"; done; \
+	if diff -r "$$tmp/generated" generated > "$$tmp/diff"; then \
+	  echo "check-generated: generated/ matches a fresh tangle ($(words $(ROOTS)) files)"; \
+	else head -40 "$$tmp/diff"; \
+	  echo "check-generated: generated/ is stale: run make tangle and commit" >&2; exit 1; fi
+
+lint: deps-check
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	noroots $(NW) | sed 's/^<<\(.*\)>>$$/\1/' | sort > "$$tmp/found"; \
+	printf '%s\n' $(ROOTS) | sort > "$$tmp/expected"; \
+	if diff "$$tmp/expected" "$$tmp/found" > "$$tmp/diff"; then \
+	  echo "lint: the $(words $(ROOTS)) roots are the expected ones"; \
+	else echo "lint: roots differ from the expected list (< expected, > found):" >&2; \
+	  cat "$$tmp/diff" >&2; exit 1; fi
+	@if LC_ALL=C grep -n '[^ -~	]' $(NW) Makefile README.md; then \
+	  echo "lint: non-ASCII characters above" >&2; exit 1; fi
+
+# ---------------------------------------------------------------- set-up
+DEBIAN_PACKAGES := build-essential pkg-config noweb check \
+  texlive-latex-base texlive-latex-recommended texlive-pictures lmodern \
+  latexmk poppler-utils
+
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'install ok installed' \
+	    || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "deps: installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "deps: missing Debian packages; run as root:" >&2; \
+	    echo "  apt-get install -y$$missing" >&2; exit 1; fi; fi
+
+# The checks need only noweb; they do not install TeX.
+deps-check:
+	@command -v notangle > /dev/null || $(MAKE) --no-print-directory deps
+
+clean:
+	rm -rf build book/rope.pdf
+

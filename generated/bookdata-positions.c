@@ -1,0 +1,54 @@
+/* bookdata-positions.c: the tables and numbers of chapter 1. */
+#include <math.h>
+#include "bookdata.h"
+
+static void write_table(const char *dir, const char *name,
+                        void (*print)(FILE *, int))
+{
+    FILE *f = bd_open(dir, name);
+    print(f, 1);
+    bd_close(f);
+}
+
+int bookdata_positions(const char *dir)
+{
+    write_table(dir, "positions-catdog.tex", rope_print_catdog);
+    write_table(dir, "positions-integer.tex", rope_print_integer);
+    write_table(dir, "positions-normalized.tex", rope_print_normalized);
+    FILE *f = bd_numbers_open(dir, "positions");
+    double a[3 * ROPE_EX_DHEAD], b[3 * ROPE_EX_DHEAD], maxdiff = 0.0;
+    if (rope_catdog(ROPE_BOOK_SEED, a, b) != 0) return 1;
+    for (int t = 0; t < 3; t++)
+        for (int j = 0; j < ROPE_EX_DHEAD; j++) {
+            double d = fabs(a[t * ROPE_EX_DHEAD + j]
+                            - b[(2 - t) * ROPE_EX_DHEAD + j]);
+            if (d > maxdiff) maxdiff = d;
+        }
+    bd_def(f, "positions-seed", "%d", ROPE_BOOK_SEED);
+    if (maxdiff == 0.0) bd_def(f, "positions-catdog-maxdiff", "$0$");
+    else bd_def(f, "positions-catdog-maxdiff", "$%.1e$", maxdiff);
+    enum { D = ROPE_CH1_DMODEL };
+    double xa[D], xb[D];
+    rope_two_embeddings(xa, xb, D, ROPE_CH1_SIGMA, ROPE_BOOK_SEED);
+    bd_def(f, "positions-dmodel", "%d", D);
+    bd_def(f, "positions-sigma", "%.2f", ROPE_CH1_SIGMA);
+    bd_def(f, "positions-embnorm", "%.3f", ROPE_CH1_SIGMA * sqrt((double)D));
+    bd_def(f, "positions-norm-a", "%.3f", rope_norm(xa, D));
+    bd_def(f, "positions-norm-b", "%.3f", rope_norm(xb, D));
+    bd_def(f, "positions-sqrtd", "%.2f", sqrt((double)D));
+    bd_def(f, "positions-ratio-one", "%.0f", sqrt((double)D) / rope_norm(xa, D));
+    FILE *dat = bd_open(dir, "positions-integer-cos.dat");
+    fputs("t cos\n", dat);
+    for (double t = 0.01; t <= 10000.0; t *= 1.1)
+        fprintf(dat, "%.6g %.9f\n", t, rope_cosine_at_position(xa, xb, D, t));
+    bd_close(dat);
+    bd_def(f, "positions-n-short", "%d", 5);
+    bd_def(f, "positions-n-long", "%d", 1025);
+    bd_def(f, "positions-step-short", "%.2f", rope_normalized_position(1, 5));
+    bd_def(f, "positions-step-long", "%.6f",
+           rope_normalized_position(1, 1025));
+    bd_def(f, "positions-half-short", "%d", 2);
+    bd_def(f, "positions-half-long", "%d", 512);
+    bd_close(f);
+    return 0;
+}

@@ -1,0 +1,13 @@
+/* bookdata.h: helpers of the programs that write the book's data. */
+#ifndef ROPE_BOOKDATA_H
+#define ROPE_BOOKDATA_H
+#include <stdio.h>
+#include "rope.h"
+
+FILE *bd_open(const char *dir, const char *name);
+FILE *bd_numbers_open(const char *dir, const char *chapter);
+void bd_def(FILE *f, const char *key, const char *fmt, ...);
+void bd_close(FILE *f);
+/* writers: chapters 1-5 */
+int bookdata_positions(const char *dir);
+#endif

@@ -1,0 +1,88 @@
+/* cli-util.c: argument parsing shared by the subcommands. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+int cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("rope: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+int cli_need_value(int argc, char **argv, int i)
+{
+    if (i + 1 >= argc)
+        return cli_error("%s needs a value", argv[i]);
+    return 0;
+}
+int cli_parse_int(const char *flag, const char *s, long lo, long hi,
+                  long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno == ERANGE)
+        return cli_error("%s: '%s' is not an integer", flag, s);
+    if (v < lo || v > hi)
+        return cli_error("%s: %ld is outside [%ld, %ld]", flag, v, lo, hi);
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *flag, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return cli_error("%s: '%s' is not a finite number", flag, s);
+    *out = v;
+    return 0;
+}
+static size_t count_items(const char *s)
+{
+    size_t n = 1;
+    for (; *s; s++) n += (*s == ',');
+    return n;
+}
+
+#define PARSE_LIST(T, PARSE_ITEM)                                      \
+    size_t cap = count_items(s), k = 0;                                \
+    T *v = malloc(cap * sizeof *v);                                    \
+    char *copy = malloc(strlen(s) + 1);                                \
+    if (v == NULL || copy == NULL) {                                   \
+        free(v); free(copy);                                           \
+        return cli_error("%s: out of memory", flag);                   \
+    }                                                                  \
+    strcpy(copy, s);                                                   \
+    char *item = copy;                                                 \
+    for (;;) {                                                         \
+        char *comma = strchr(item, ',');                               \
+        if (comma) *comma = '\0';                                      \
+        int rc = PARSE_ITEM;                                           \
+        if (rc != 0) { free(v); free(copy); return rc; }               \
+        if (!comma) break;                                             \
+        item = comma + 1;                                              \
+    }                                                                  \
+    free(copy);                                                        \
+    *out = v; *n = k;                                                  \
+    return 0
+
+int cli_parse_int_list(const char *flag, const char *s, long lo,
+                       long hi, long **out, size_t *n)
+{
+    PARSE_LIST(long, cli_parse_int(flag, item, lo, hi, &v[k++]));
+}
+
+int cli_parse_double_list(const char *flag, const char *s,
+                          double **out, size_t *n)
+{
+    PARSE_LIST(double, cli_parse_double(flag, item, &v[k++]));
+}

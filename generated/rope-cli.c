@@ -1,0 +1,32 @@
+/* rope-cli.c: the rope program.  `rope --help' lists the subcommands. */
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static const cli_command commands[] = {
+    /* {name, function, usage, summary}: chapters 1-5 */
+    {"demo", cmd_demo, "demo NAME   (NAME: permutation, integer, normalized)",
+     "chapter 1: print the table of a demonstration"},
+    {NULL, NULL, NULL, NULL}
+};
+
+static void print_help(FILE *out)
+{
+    fprintf(out, "usage: rope COMMAND [OPTIONS]\n\n"
+                 "commands:\n");
+    for (const cli_command *c = commands; c->name != NULL; c++)
+        fprintf(out, "  %s\n      %s\n", c->usage, c->summary);
+    fprintf(out, "\nExit status: 0 on success, 2 on a usage error.\n");
+}
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0
+        || strcmp(argv[1], "-h") == 0) {
+        print_help(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (const cli_command *c = commands; c->name != NULL; c++)
+        if (strcmp(argv[1], c->name) == 0)
+            return c->run(argc - 1, argv + 1);
+    return cli_error("unknown command '%s' (try rope --help)", argv[1]);
+}

@@ -1,0 +1,42 @@
+/* test-main.c: runs the Check suites of every chapter, or of one. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "tests.h"
+
+static const struct {
+    int chapter;
+    Suite *(*make)(void);
+} suites[] = {
+    /* {chapter, suite}: chapters 1-5 */
+    {1, positions_suite},
+    {1, exercises_positions_suite},
+    {0, NULL}
+};
+
+int main(int argc, char **argv)
+{
+    int only = 0;
+    if (argc > 1 && (only = atoi(argv[1])) <= 0) {
+        fprintf(stderr, "usage: test-rope [CHAPTER]\n");
+        return 2;
+    }
+    SRunner *sr = NULL;
+    for (int i = 0; suites[i].make != NULL; i++) {
+        if (only != 0 && suites[i].chapter != only) continue;
+        if (sr == NULL) sr = srunner_create(suites[i].make());
+        else srunner_add_suite(sr, suites[i].make());
+    }
+    if (sr == NULL) {
+        fprintf(stderr, "test-rope: no suite for chapter %d\n", only);
+        return 1;
+    }
+    srunner_run_all(sr, CK_NORMAL);
+    int ran = srunner_ntests_run(sr);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    if (ran == 0) {
+        fprintf(stderr, "test-rope: no test ran\n");
+        return 1;
+    }
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -39,7 +39,7 @@ NAME_4 := scaling
 FILE_5 := chapters/05-attention.nw
 NAME_5 := attention
 
-CHAPTERS := $(foreach n,1 2 3 4 5,$(if $(wildcard $(FILE_$n)),$n))
+CHAPTERS := $(strip $(foreach n,1 2 3 4 5,$(if $(wildcard $(FILE_$n)),$n)))
 NAMES := $(foreach n,$(CHAPTERS),$(NAME_$n))
 
 # Roots beyond the standard set of a chapter (one line per chapter).

@@ -180,7 +180,7 @@ build/data/.stamp: $(B)/bookdata
 
 build/book/rope.tex: $(NW) Makefile
 	@mkdir -p build/book
-	noweave -delay -autodefs c -index $(NW) > $@.tmp
+	noweave -delay -index $(NW) > $@.tmp
 	mv $@.tmp $@
 
 BOOK_SUPPORT := $(wildcard book/*.bib book/*.sty)

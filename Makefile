@@ -107,7 +107,12 @@ BOOKDATA_OBJS := $(B)/obj/bookdata-main.o $(B)/obj/bookdata-util.o \
 
 .PHONY: all tangle check-generated lint test book exercise bench clean \
   deps deps-check
-all: $(B)/librope.a $(B)/rope
+all: $(B)/librope.a $(B)/rope.h $(B)/rope
+
+# The library's header, beside the library.
+$(B)/rope.h: $(T)/rope.h
+	@mkdir -p $(@D)
+	cp $< $@
 
 # Tangle every root with #line directives into build/tangle, so compiler
 # errors, gdb and Check failures point into the .nw files.  cpif leaves

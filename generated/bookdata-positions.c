@@ -38,9 +38,10 @@ int bookdata_positions(const char *dir)
     bd_def(f, "positions-sqrtd", "%.2f", sqrt((double)D));
     bd_def(f, "positions-ratio-one", "%.0f", sqrt((double)D) / rope_norm(xa, D));
     FILE *dat = bd_open(dir, "positions-integer-cos.dat");
-    fputs("t cos\n", dat);
-    for (double t = 0.01; t <= 10000.0; t *= 1.1)
-        fprintf(dat, "%.6g %.9f\n", t, rope_cosine_at_position(xa, xb, D, t));
+    fputs("t gap\n", dat);
+    for (double t = 1.0; t <= 10000.0; t *= 1.2)
+        fprintf(dat, "%.6g %.9e\n", t,
+                1.0 - rope_cosine_at_position(xa, xb, D, t));
     bd_close(dat);
     bd_def(f, "positions-n-short", "%d", 5);
     bd_def(f, "positions-n-long", "%d", 1025);

@@ -51,7 +51,7 @@ EXTRA_ROOTS_3 :=
 
 EXTRA_ROOTS_4 :=
 
-EXTRA_ROOTS_5 :=
+EXTRA_ROOTS_5 := generated/bench-attention.c
 
 # ---------------------------------------------------------------- roots
 # The list of roots is the list of generated files; `make lint` holds the
@@ -201,6 +201,15 @@ book/rope.pdf: build/book/rope.tex build/data/.stamp $(BOOK_SUPPORT)
 	@bash book/check-log.sh build/book/rope.log
 	cp build/book/rope.pdf $@
 	@echo "book/rope.pdf: $$(pdfinfo $@ 2>/dev/null | awk '/^Pages/{print $$2}') pages"
+
+# ---------------------------------------------------------------- bench
+# Chapter 5's measurements: progress on stderr, the table on stdout.
+$(B)/bench-attention: $(B)/obj/bench-attention.o $(B)/librope.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench: deps
+	@$(MAKE) --no-print-directory $(B)/bench-attention
+	$(B)/bench-attention
 
 # ---------------------------------------------------------------- checks
 tangle: deps-check

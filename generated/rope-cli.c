@@ -7,6 +7,10 @@ static const cli_command commands[] = {
     /* {name, function, usage, summary}: chapters 1-5 */
     {"demo", cmd_demo, "demo NAME   (NAME: permutation, integer, normalized)",
      "chapter 1: print the table of a demonstration"},
+    {"attention", cmd_attention, "attention --q Q.npy --k K.npy --v V.npy "
+     "--out O.npy [--causal] [--start-pos S] [--threads T] "
+     "[--simd auto|scalar|avx2|avx512] [--no-rope] [RoPE options]",
+     "chapter 5: tiled attention with fused RoPE on .npy arrays"},
     {NULL, NULL, NULL, NULL}
 };
 

@@ -1,0 +1,953 @@
+/* attention.c: tiled, multithreaded attention with fused RoPE */
+#define _POSIX_C_SOURCE 200809L
+#include "rope.h"
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define ATT_X86 1
+#else
+#define ATT_X86 0
+#endif
+#define ATT_BK ROPE_ATTENTION_BK
+#define ATT_ROWS ROPE_ATTENTION_ROWS
+#define ATT_SPLIT_MAX ROPE_ATTENTION_SPLIT_MAX
+#define ATT_LN2 0.693147180559945309
+static const float att_exp2_c[8] = {
+    1.0f, (float)ATT_LN2,
+    (float)(ATT_LN2 * ATT_LN2 / 2),
+    (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 / 6),
+    (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 / 24),
+    (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 / 120),
+    (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2
+            * ATT_LN2 / 720),
+    (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2
+            * ATT_LN2 * ATT_LN2 / 5040)
+};
+void rope_attention_defaults(rope_attention_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->batch = 1;
+    p->seq_len = p->kv_len = 1;
+    p->n_heads = 8;
+    p->n_kv_heads = 2;
+    p->head_dim = 96;
+    p->causal = 1;
+    p->pairing = ROPE_PAIRING_HALF;
+    p->n_threads = 1;
+    p->simd = ROPE_SIMD_AUTO;
+}
+static int att_check(const rope_attention_params *p)
+{
+    if (p->batch < 1 || p->seq_len < 1 || p->kv_len < 1
+        || p->n_heads < 1 || p->n_kv_heads < 1 || p->head_dim < 1)
+        return 1;
+    if (p->n_heads % p->n_kv_heads) return 2;
+    if (p->seq_len > p->kv_len) return 3;
+    if (p->start_pos < 0) return 4;
+    if (p->freqs_cos) {
+        if (!p->freqs_sin || p->head_dim % 2) return 5;
+        if (p->table_len < p->start_pos + p->kv_len) return 6;
+    }
+    return 0;
+}
+/* rotate x [1, len, heads, d] in place from table row pos0 */
+static int att_rotate_tensor(float *x, int len, int heads, int d,
+                             long pos0, const rope_attention_params *p)
+{
+    size_t bytes = sizeof(float) * (size_t)len * heads * d;
+    float *twin = malloc(bytes);
+    if (!twin) return 7;
+    memcpy(twin, x, bytes);
+    rope_apply_rotary_pos_emb(x, twin, p->freqs_cos, p->freqs_sin,
+                              1, len, heads, heads, d, pos0,
+                              p->pairing);
+    free(twin);
+    return 0;
+}
+static void att_rotate_row(float *out, const float *x, const float *c,
+                           const float *s, int d, rope_pairing pr)
+{
+    int h = d / 2;
+    for (int i = 0; i < h; i++) {
+        int a = pr == ROPE_PAIRING_HALF ? i : 2 * i;
+        int b = pr == ROPE_PAIRING_HALF ? i + h : 2 * i + 1;
+        int cb = pr == ROPE_PAIRING_HALF ? i + h : i;
+        float x0 = x[a], x1 = x[b];
+        out[a] = x0 * c[i] + (-x1) * s[i];
+        out[b] = x1 * c[cb] + x0 * s[cb];
+    }
+}
+typedef void (*att_s_fn)(float *S, const float *Q, const float *Kt,
+                         int M, int dp);
+typedef void (*att_sm_fn)(float *S, int M, const int *nvalid,
+                          float *m, float *l, float *alpha);
+typedef void (*att_pv_fn)(float *U, const float *P, const float *V,
+                          const float *alpha, int M, int dp);
+typedef struct {
+    att_s_fn s; att_sm_fn sm; att_pv_fn pv;
+} att_kernels;
+int rope_attention_naive(float *out, const float *q, const float *k,
+                         const float *v,
+                         const rope_attention_params *p)
+{
+    int e = att_check(p);
+    if (e) return e;
+    int n = p->seq_len, nk = p->kv_len, H = p->n_heads;
+    int Hk = p->n_kv_heads, d = p->head_dim, rep = H / Hk;
+    size_t qn = (size_t)n * H * d, kn = (size_t)nk * Hk * d;
+    float *qr = malloc(sizeof(float) * qn);
+    float *kr = malloc(sizeof(float) * kn);
+    double *sc = malloc(sizeof(double) * (size_t)n * nk);
+    double *acc = malloc(sizeof(double) * d);
+    if (!qr || !kr || !sc || !acc) e = 7;
+    for (int b = 0; !e && b < p->batch; b++) {
+        memcpy(qr, q + (size_t)b * qn, sizeof(float) * qn);
+        memcpy(kr, k + (size_t)b * kn, sizeof(float) * kn);
+        if (p->freqs_cos) {
+            if (!p->keys_rotated)
+                e = att_rotate_tensor(kr, nk, Hk, d, p->start_pos, p);
+            if (!e)
+                e = att_rotate_tensor(qr, n, H, d,
+                                      p->start_pos + nk - n, p);
+            if (e) break;
+        }
+        for (int h = 0; h < H; h++) {
+            int g = h / rep;
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j <= (p->causal ? nk - n + i : nk - 1); j++) {
+                    const float *qi = qr + ((size_t)i * H + h) * d;
+                    const float *kj = kr + ((size_t)j * Hk + g) * d;
+                    double s = 0;
+                    for (int t = 0; t < d; t++) s += (double)qi[t] * kj[t];
+                    sc[(size_t)i * nk + j] = s / sqrt((double)d);
+                }
+            for (int i = 0; i < n; i++) {
+                const double *row = sc + (size_t)i * nk;
+                int last = p->causal ? nk - n + i : nk - 1;
+                double mx = -INFINITY, sum = 0;
+                for (int j = 0; j <= last; j++) mx = row[j] > mx ? row[j] : mx;
+                for (int t = 0; t < d; t++) acc[t] = 0;
+                for (int j = 0; j <= last; j++) {
+                    double w = exp(row[j] - mx);
+                    const float *vj = v + (((size_t)b * nk + j) * Hk + g) * d;
+                    sum += w;
+                    for (int t = 0; t < d; t++) acc[t] += w * vj[t];
+                }
+                float *o = out + (((size_t)b * n + i) * H + h) * d;
+                for (int t = 0; t < d; t++) o[t] = (float)(acc[t] / sum);
+            }
+        }
+    }
+    free(qr); free(kr); free(sc); free(acc);
+    return e;
+}
+static void s_tile_scalar(float *S, const float *Q, const float *Kt,
+                          int M, int dp)
+{
+    for (int r = 0; r < M; r++) {
+        float acc[ATT_BK] = {0};
+        for (int i = 0; i < dp; i++) {
+            float a = Q[(size_t)r * dp + i];
+            const float *kr = Kt + (size_t)i * ATT_BK;
+            for (int c = 0; c < ATT_BK; c++) acc[c] += a * kr[c];
+        }
+        memcpy(S + (size_t)r * ATT_BK, acc, sizeof acc);
+    }
+}
+static void sm_tile_scalar(float *S, int M, const int *nvalid,
+                           float *m, float *l, float *alpha)
+{
+    for (int r = 0; r < M; r++) {
+        float *x = S + (size_t)r * ATT_BK;
+        int nv = nvalid ? nvalid[r] : ATT_BK;
+        float mx = -INFINITY, sum = 0;
+        for (int c = 0; c < nv; c++) mx = x[c] > mx ? x[c] : mx;
+        float mn = m[r] > mx ? m[r] : mx;
+        if (mn == -INFINITY) {
+            alpha[r] = 1;
+            memset(x, 0, sizeof(float) * ATT_BK);
+            continue;
+        }
+        for (int c = 0; c < ATT_BK; c++) {
+            x[c] = c < nv ? exp2f(x[c] - mn) : 0.0f;
+            sum += x[c];
+        }
+        alpha[r] = exp2f(m[r] - mn);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = mn;
+    }
+}
+static void pv_tile_scalar(float *U, const float *P, const float *V,
+                           const float *alpha, int M, int dp)
+{
+    for (int r = 0; r < M; r++) {
+        float *u = U + (size_t)r * dp;
+        for (int i = 0; i < dp; i++) u[i] *= alpha[r];
+        for (int c = 0; c < ATT_BK; c++) {
+            float w = P[(size_t)r * ATT_BK + c];
+            const float *vr = V + (size_t)c * dp;
+            for (int i = 0; i < dp; i++) u[i] += w * vr[i];
+        }
+    }
+}
+#if ATT_X86
+#define T512 __attribute__((target("avx512f,fma")))
+#define ATT_INLINE __attribute__((always_inline)) inline
+static T512 void s_tile_512(float *S, const float *Q, const float *Kt,
+                            int M, int dp)
+{
+    for (int r = 0; r < M; r += 4) {
+        __m512 acc[4][4];
+        #pragma GCC unroll 4
+        for (int a = 0; a < 4; a++)
+        #pragma GCC unroll 4
+            for (int c = 0; c < 4; c++) acc[a][c] = _mm512_setzero_ps();
+        const float *q = Q + (size_t)r * dp;
+        for (int i = 0; i < dp; i++) {
+            const float *kr = Kt + (size_t)i * ATT_BK;
+            __m512 k0 = _mm512_load_ps(kr);
+            __m512 k1 = _mm512_load_ps(kr + 16);
+            __m512 k2 = _mm512_load_ps(kr + 32);
+            __m512 k3 = _mm512_load_ps(kr + 48);
+#pragma GCC unroll 4
+            for (int a = 0; a < 4; a++) {
+                __m512 b = _mm512_set1_ps(q[(size_t)a * dp + i]);
+                acc[a][0] = _mm512_fmadd_ps(b, k0, acc[a][0]);
+                acc[a][1] = _mm512_fmadd_ps(b, k1, acc[a][1]);
+                acc[a][2] = _mm512_fmadd_ps(b, k2, acc[a][2]);
+                acc[a][3] = _mm512_fmadd_ps(b, k3, acc[a][3]);
+            }
+        }
+        #pragma GCC unroll 4
+        for (int a = 0; a < 4; a++)
+        #pragma GCC unroll 4
+            for (int c = 0; c < 4; c++)
+                _mm512_store_ps(S + (size_t)(r + a) * ATT_BK + 16 * c,
+                                acc[a][c]);
+    }
+}
+static T512 ATT_INLINE __m512 exp2_512(__m512 x)
+{
+    x = _mm512_max_ps(x, _mm512_set1_ps(-150.0f));
+    __m512 n = _mm512_roundscale_ps(
+        x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_sub_ps(x, n);
+    __m512 p = _mm512_set1_ps(att_exp2_c[7]);
+#pragma GCC unroll 7
+    for (int k = 6; k >= 0; k--)
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(att_exp2_c[k]));
+    return _mm512_scalef_ps(p, n);
+}
+static T512 void sm_tile_512(float *S, int M, const int *nvalid,
+                             float *m, float *l, float *alpha)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    for (int r = 0; r < M; r++) {
+        float *x = S + (size_t)r * ATT_BK;
+        uint64_t bits = ~(uint64_t)0;
+        __mmask16 k[4];
+        __m512 v[4];
+        if (nvalid && nvalid[r] < ATT_BK)
+            bits = nvalid[r] <= 0 ? 0 : ((uint64_t)1 << nvalid[r]) - 1;
+        #pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) {
+            k[c] = (__mmask16)(bits >> (16 * c));
+            v[c] = _mm512_mask_load_ps(ninf, k[c], x + 16 * c);
+        }
+        __m512 m4 = _mm512_max_ps(_mm512_max_ps(v[0], v[1]),
+                                  _mm512_max_ps(v[2], v[3]));
+        float mx = _mm512_reduce_max_ps(m4);
+        float mn = m[r] > mx ? m[r] : mx;
+        if (mn == -INFINITY) {
+            alpha[r] = 1;
+            memset(x, 0, sizeof(float) * ATT_BK);
+            continue;
+        }
+        __m512 vm = _mm512_set1_ps(mn), sum = _mm512_setzero_ps();
+        #pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) {
+            __m512 e = exp2_512(_mm512_sub_ps(v[c], vm));
+            e = _mm512_maskz_mov_ps(k[c], e);
+            _mm512_store_ps(x + 16 * c, e);
+            sum = _mm512_add_ps(sum, e);
+        }
+        alpha[r] = _mm512_cvtss_f32(exp2_512(_mm512_set1_ps(m[r] - mn)));
+        l[r] = l[r] * alpha[r] + _mm512_reduce_add_ps(sum);
+        m[r] = mn;
+    }
+}
+static T512 ATT_INLINE void pv_block_512(
+    float *U, const float *P, const float *V, const float *alpha,
+    int dp, int r, int c0, const int R, const int NV)
+{
+    __m512 acc[4][6];
+    #pragma GCC unroll 4
+    for (int a = 0; a < R; a++) {
+        __m512 al = _mm512_set1_ps(alpha[r + a]);
+        float *u = U + (size_t)(r + a) * dp + c0;
+    #pragma GCC unroll 6
+        for (int c = 0; c < NV; c++)
+            acc[a][c] = _mm512_mul_ps(al, _mm512_load_ps(u + 16 * c));
+    }
+    for (int kk = 0; kk < ATT_BK; kk++) {
+        const float *vr = V + (size_t)kk * dp + c0;
+        __m512 vv[6];
+#pragma GCC unroll 6
+        for (int c = 0; c < NV; c++) vv[c] = _mm512_load_ps(vr + 16 * c);
+#pragma GCC unroll 4
+        for (int a = 0; a < R; a++) {
+            __m512 w = _mm512_set1_ps(P[(size_t)(r + a) * ATT_BK + kk]);
+#pragma GCC unroll 6
+            for (int c = 0; c < NV; c++)
+                acc[a][c] = _mm512_fmadd_ps(w, vv[c], acc[a][c]);
+        }
+    }
+    #pragma GCC unroll 4
+    for (int a = 0; a < R; a++)
+    #pragma GCC unroll 6
+        for (int c = 0; c < NV; c++)
+            _mm512_store_ps(U + (size_t)(r + a) * dp + c0 + 16 * c,
+                            acc[a][c]);
+}
+static T512 void pv_tile_512(float *U, const float *P, const float *V,
+                             const float *alpha, int M, int dp)
+{
+    for (int c0 = 0, nv = dp / 16; nv > 0;) {
+        int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
+        for (int r = 0; r < M; r += 4) {
+            switch (w) {
+            case 1: pv_block_512(U, P, V, alpha, dp, r, c0, 4, 1); break;
+            case 2: pv_block_512(U, P, V, alpha, dp, r, c0, 4, 2); break;
+            case 3: pv_block_512(U, P, V, alpha, dp, r, c0, 4, 3); break;
+            case 4: pv_block_512(U, P, V, alpha, dp, r, c0, 4, 4); break;
+            case 5: pv_block_512(U, P, V, alpha, dp, r, c0, 4, 5); break;
+            default: pv_block_512(U, P, V, alpha, dp, r, c0, 4, 6);
+            }
+        }
+        c0 += 16 * w;
+        nv -= w;
+    }
+}
+static T512 void att_exp2_16(float *y, const float *x)
+{
+    _mm512_storeu_ps(y, exp2_512(_mm512_loadu_ps(x)));
+}
+#define T256 __attribute__((target("avx2,fma")))
+static T256 ATT_INLINE __m256 exp2_256(__m256 x)
+{
+    __m256 lo = _mm256_set1_ps(-126.0f);
+    __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
+    x = _mm256_max_ps(x, lo);
+    __m256 n = _mm256_round_ps(
+        x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 f = _mm256_sub_ps(x, n);
+    __m256 p = _mm256_set1_ps(att_exp2_c[7]);
+#pragma GCC unroll 7
+    for (int k = 6; k >= 0; k--)
+        p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(att_exp2_c[k]));
+    __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n),
+                                 _mm256_set1_epi32(127));
+    e = _mm256_slli_epi32(e, 23);
+    p = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+    return _mm256_and_ps(keep, p);
+}
+static T256 void s_tile_256(float *S, const float *Q, const float *Kt,
+                            int M, int dp)
+{
+    for (int r = 0; r < M; r += 4)
+        for (int c0 = 0; c0 < ATT_BK; c0 += 16) {
+            __m256 acc[4][2];
+            for (int a = 0; a < 4; a++)
+                acc[a][0] = acc[a][1] = _mm256_setzero_ps();
+            const float *q = Q + (size_t)r * dp;
+            for (int i = 0; i < dp; i++) {
+                const float *kr = Kt + (size_t)i * ATT_BK + c0;
+                __m256 k0 = _mm256_load_ps(kr);
+                __m256 k1 = _mm256_load_ps(kr + 8);
+#pragma GCC unroll 4
+                for (int a = 0; a < 4; a++) {
+                    __m256 b = _mm256_broadcast_ss(q + a * dp + i);
+                    acc[a][0] = _mm256_fmadd_ps(b, k0, acc[a][0]);
+                    acc[a][1] = _mm256_fmadd_ps(b, k1, acc[a][1]);
+                }
+            }
+            for (int a = 0; a < 4; a++) {
+                float *s = S + (size_t)(r + a) * ATT_BK + c0;
+                _mm256_store_ps(s, acc[a][0]);
+                _mm256_store_ps(s + 8, acc[a][1]);
+            }
+        }
+}
+static T256 ATT_INLINE float hmax_256(__m256 v)
+{
+    __m128 a = _mm_max_ps(_mm256_castps256_ps128(v),
+                          _mm256_extractf128_ps(v, 1));
+    a = _mm_max_ps(a, _mm_movehl_ps(a, a));
+    a = _mm_max_ss(a, _mm_shuffle_ps(a, a, 1));
+    return _mm_cvtss_f32(a);
+}
+
+static T256 ATT_INLINE float hsum_256(__m256 v)
+{
+    __m128 a = _mm_add_ps(_mm256_castps256_ps128(v),
+                          _mm256_extractf128_ps(v, 1));
+    a = _mm_add_ps(a, _mm_movehl_ps(a, a));
+    a = _mm_add_ss(a, _mm_shuffle_ps(a, a, 1));
+    return _mm_cvtss_f32(a);
+}
+static T256 void sm_tile_256(float *S, int M, const int *nvalid,
+                             float *m, float *l, float *alpha)
+{
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int r = 0; r < M; r++) {
+        float *x = S + (size_t)r * ATT_BK;
+        int nv = nvalid ? nvalid[r] : ATT_BK;
+        __m256 v[8], k[8], m8 = ninf;
+        #pragma GCC unroll 8
+        for (int c = 0; c < 8; c++) {
+            __m256i lim = _mm256_set1_epi32(nv - 8 * c);
+            k[c] = _mm256_castsi256_ps(_mm256_cmpgt_epi32(lim, lane));
+            v[c] = _mm256_blendv_ps(ninf, _mm256_load_ps(x + 8 * c), k[c]);
+            m8 = _mm256_max_ps(m8, v[c]);
+        }
+        float mx = hmax_256(m8);
+        float mn = m[r] > mx ? m[r] : mx;
+        if (mn == -INFINITY) {
+            alpha[r] = 1;
+            memset(x, 0, sizeof(float) * ATT_BK);
+            continue;
+        }
+        __m256 vm = _mm256_set1_ps(mn), sum = _mm256_setzero_ps();
+#pragma GCC unroll 8
+        for (int c = 0; c < 8; c++) {
+            __m256 e = exp2_256(_mm256_sub_ps(v[c], vm));
+            e = _mm256_and_ps(k[c], e);
+            _mm256_store_ps(x + 8 * c, e);
+            sum = _mm256_add_ps(sum, e);
+        }
+        alpha[r] = _mm256_cvtss_f32(
+            exp2_256(_mm256_set1_ps(m[r] - mn)));
+        l[r] = l[r] * alpha[r] + hsum_256(sum);
+        m[r] = mn;
+    }
+}
+static T256 ATT_INLINE void pv_block_256(
+    float *U, const float *P, const float *V, const float *alpha,
+    int dp, int r, int c0, const int R, const int NV)
+{
+    __m256 acc[4][4];
+#pragma GCC unroll 4
+    for (int a = 0; a < R; a++) {
+        __m256 al = _mm256_set1_ps(alpha[r + a]);
+        const float *u = U + (size_t)(r + a) * dp + c0;
+#pragma GCC unroll 4
+        for (int c = 0; c < NV; c++)
+            acc[a][c] = _mm256_mul_ps(al, _mm256_load_ps(u + 8 * c));
+    }
+    for (int kk = 0; kk < ATT_BK; kk++) {
+        const float *vr = V + (size_t)kk * dp + c0;
+        __m256 vv[4];
+#pragma GCC unroll 4
+        for (int c = 0; c < NV; c++) vv[c] = _mm256_load_ps(vr + 8 * c);
+#pragma GCC unroll 4
+        for (int a = 0; a < R; a++) {
+            __m256 w = _mm256_broadcast_ss(P + (r + a) * ATT_BK + kk);
+#pragma GCC unroll 4
+            for (int c = 0; c < NV; c++)
+                acc[a][c] = _mm256_fmadd_ps(w, vv[c], acc[a][c]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int a = 0; a < R; a++)
+#pragma GCC unroll 4
+        for (int c = 0; c < NV; c++)
+            _mm256_store_ps(U + (size_t)(r + a) * dp + c0 + 8 * c,
+                            acc[a][c]);
+}
+static T256 void pv_tile_256(float *U, const float *P, const float *V,
+                             const float *alpha, int M, int dp)
+{
+    for (int c0 = 0; c0 < dp; c0 += 32) {
+        if (dp - c0 >= 32)
+            for (int r = 0; r < M; r += 2)
+                pv_block_256(U, P, V, alpha, dp, r, c0, 2, 4);
+        else
+            for (int r = 0; r < M; r += 4)
+                pv_block_256(U, P, V, alpha, dp, r, c0, 4, 2);
+    }
+}
+static T256 void att_exp2_8(float *y, const float *x)
+{
+    _mm256_storeu_ps(y, exp2_256(_mm256_loadu_ps(x)));
+}
+#endif
+int rope_simd_available(rope_simd s)
+{
+    switch (s) {
+    case ROPE_SIMD_SCALAR: return 1;
+#if ATT_X86
+    case ROPE_SIMD_AVX2:
+        return __builtin_cpu_supports("avx2")
+               && __builtin_cpu_supports("fma");
+    case ROPE_SIMD_AVX512:
+        return __builtin_cpu_supports("avx512f")
+               && __builtin_cpu_supports("fma");
+#endif
+    default: return 0;
+    }
+}
+static const char *const att_simd_names[] = {
+    "auto", "scalar", "avx2", "avx512"
+};
+
+const char *rope_simd_name(rope_simd s)
+{
+    return s >= ROPE_SIMD_AUTO && s <= ROPE_SIMD_AVX512
+           ? att_simd_names[s] : "?";
+}
+
+int rope_simd_parse(const char *name, rope_simd *out)
+{
+    for (int i = 0; i <= ROPE_SIMD_AVX512; i++)
+        if (name && !strcmp(name, att_simd_names[i])) {
+            *out = (rope_simd)i;
+            return 0;
+        }
+    return 1;
+}
+rope_simd rope_simd_resolve(rope_simd want)
+{
+    if (want == ROPE_SIMD_AUTO) {
+        rope_simd env;
+        if (!rope_simd_parse(getenv("ROPE_SIMD"), &env)) want = env;
+    }
+    if (want != ROPE_SIMD_AUTO && rope_simd_available(want))
+        return want;
+    if (rope_simd_available(ROPE_SIMD_AVX512)) return ROPE_SIMD_AVX512;
+    if (rope_simd_available(ROPE_SIMD_AVX2)) return ROPE_SIMD_AVX2;
+    return ROPE_SIMD_SCALAR;
+}
+static att_kernels att_pick(rope_simd s)
+{
+    att_kernels k = { s_tile_scalar, sm_tile_scalar, pv_tile_scalar };
+#if ATT_X86
+    if (s == ROPE_SIMD_AVX512)
+        k = (att_kernels){ s_tile_512, sm_tile_512, pv_tile_512 };
+    else if (s == ROPE_SIMD_AVX2)
+        k = (att_kernels){ s_tile_256, sm_tile_256, pv_tile_256 };
+#else
+    (void)s;
+#endif
+    return k;
+}
+void rope_exp2_vec(float *y, const float *x, int n, rope_simd s)
+{
+    s = rope_simd_resolve(s);
+    for (int i = 0; i < n; i++) {
+        float t[16] = {0}, r[16];
+        t[0] = x[i];
+#if ATT_X86
+        if (s == ROPE_SIMD_AVX512) att_exp2_16(r, t);
+        else if (s == ROPE_SIMD_AVX2) att_exp2_8(r, t);
+        else
+#endif
+            r[0] = exp2f(t[0]);
+        y[i] = r[0];
+    }
+}
+typedef struct att_job {
+    const rope_attention_params *p;
+    const float *q, *k, *v;
+    float *out;
+    int d, dp, rep, ntk, bq, nqb, M;
+    float qscale;
+    float *kpack, *vpack;    /* [batch*n_kv_heads][ntk] tiles */
+    att_kernels ker;
+    int nsplit, tiles_per_split;
+    float *part;             /* decode partial states */
+    int pass;
+    long n_items;
+    atomic_long next;
+    atomic_int fail;
+} att_job;
+typedef struct {
+    float *Q, *U, *S, *m, *l, *alpha, *tmp;
+    int *nvalid;
+} att_ws;
+
+static void *att_alloc(size_t bytes)
+{
+    void *ptr = NULL;
+    bytes = (bytes + 63) / 64 * 64;
+    if (posix_memalign(&ptr, 64, bytes ? bytes : 64)) return NULL;
+    return ptr;
+}
+static int att_ws_init(att_ws *w, const att_job *J)
+{
+    size_t M = (size_t)J->M, dp = (size_t)J->dp;
+    w->Q = att_alloc(sizeof(float) * M * dp);
+    w->U = att_alloc(sizeof(float) * M * dp);
+    w->S = att_alloc(sizeof(float) * M * ATT_BK);
+    w->m = att_alloc(sizeof(float) * M);
+    w->l = att_alloc(sizeof(float) * M);
+    w->alpha = att_alloc(sizeof(float) * M);
+    w->tmp = att_alloc(sizeof(float) * dp);
+    w->nvalid = att_alloc(sizeof(int) * M);
+    return w->Q && w->U && w->S && w->m && w->l && w->alpha
+           && w->tmp && w->nvalid;
+}
+
+static void att_ws_free(att_ws *w)
+{
+    free(w->Q); free(w->U); free(w->S); free(w->m);
+    free(w->l); free(w->alpha); free(w->tmp); free(w->nvalid);
+}
+static void att_pack_tile(att_job *J, long bg, int t, float *tmp)
+{
+    const rope_attention_params *p = J->p;
+    int d = J->d, dp = J->dp, nk = p->kv_len, Hk = p->n_kv_heads;
+    size_t tile = (size_t)dp * ATT_BK, at = (size_t)bg * J->ntk + t;
+    float *Kt = J->kpack + at * tile, *Vt = J->vpack + at * tile;
+    long b = bg / Hk, g = bg % Hk;
+    memset(Kt, 0, sizeof(float) * tile);
+    memset(Vt, 0, sizeof(float) * tile);
+    for (int jj = 0; jj < ATT_BK && (long)t * ATT_BK + jj < nk; jj++) {
+        long j = (long)t * ATT_BK + jj;
+        size_t off = (((size_t)b * nk + j) * Hk + g) * d;
+        const float *kr = J->k + off;
+        if (p->freqs_cos && !p->keys_rotated) {
+            long pos = p->start_pos + j;
+            att_rotate_row(tmp, kr, p->freqs_cos + pos * d,
+                           p->freqs_sin + pos * d, d, p->pairing);
+            kr = tmp;
+        }
+        for (int i = 0; i < d; i++) Kt[(size_t)i * ATT_BK + jj] = kr[i];
+        memcpy(Vt + (size_t)jj * dp, J->v + off, sizeof(float) * d);
+    }
+}
+static void att_load_q(att_job *J, att_ws *w, long bg, int q0, int nq)
+{
+    const rope_attention_params *p = J->p;
+    int d = J->d, dp = J->dp, H = p->n_heads, n = p->seq_len;
+    long b = bg / p->n_kv_heads, g = bg % p->n_kv_heads;
+    memset(w->Q, 0, sizeof(float) * J->M * dp);
+    for (int hl = 0; hl < J->rep; hl++)
+        for (int il = 0; il < nq; il++) {
+            long h = g * J->rep + hl, i = q0 + il;
+            const float *x = J->q + ((b * n + i) * H + h) * d;
+            float *dst = w->Q + (size_t)(hl * J->bq + il) * dp;
+            if (p->freqs_cos) {
+                long pos = p->start_pos + p->kv_len - n + i;
+                att_rotate_row(dst, x, p->freqs_cos + pos * d,
+                               p->freqs_sin + pos * d, d, p->pairing);
+            } else {
+                memcpy(dst, x, sizeof(float) * d);
+            }
+            for (int c = 0; c < d; c++) dst[c] *= J->qscale;
+        }
+}
+static long att_last_key(const att_job *J, long i)
+{
+    const rope_attention_params *p = J->p;
+    return p->causal ? (long)p->kv_len - p->seq_len + i
+                     : (long)p->kv_len - 1;
+}
+static void att_run_tiles(att_job *J, att_ws *w, long bg, int q0,
+                          int nq, int t0, int t1)
+{
+    int M = J->M, dp = J->dp;
+    size_t tile = (size_t)dp * ATT_BK, at = (size_t)bg * J->ntk;
+    long lo = att_last_key(J, q0), hi = att_last_key(J, q0 + nq - 1);
+    memset(w->U, 0, sizeof(float) * M * dp);
+    for (int r = 0; r < M; r++) { w->m[r] = -INFINITY; w->l[r] = 0; }
+    for (int t = t0; t < t1 && (long)t * ATT_BK <= hi; t++) {
+        long j0 = (long)t * ATT_BK;
+        const int *nv = NULL;
+        if (j0 + ATT_BK - 1 > lo) {
+            for (int r = 0; r < M; r++) {
+                int il = r % J->bq;
+                long L = il < nq ? att_last_key(J, q0 + il) : hi;
+                long c = L - j0 + 1;
+                w->nvalid[r] = (int)(c < 0 ? 0 : c > ATT_BK ? ATT_BK : c);
+            }
+            nv = w->nvalid;
+        }
+        J->ker.s(w->S, w->Q, J->kpack + (at + t) * tile, M, dp);
+        J->ker.sm(w->S, M, nv, w->m, w->l, w->alpha);
+        J->ker.pv(w->U, w->S, J->vpack + (at + t) * tile, w->alpha,
+                  M, dp);
+    }
+}
+static void att_store(att_job *J, att_ws *w, long bg, int q0, int nq)
+{
+    const rope_attention_params *p = J->p;
+    int d = J->d, H = p->n_heads, n = p->seq_len;
+    long b = bg / p->n_kv_heads, g = bg % p->n_kv_heads;
+    for (int hl = 0; hl < J->rep; hl++)
+        for (int il = 0; il < nq; il++) {
+            int r = hl * J->bq + il;
+            long h = g * J->rep + hl;
+            float *o = J->out + ((b * n + q0 + il) * H + h) * d;
+            const float *u = w->U + (size_t)r * J->dp;
+            float inv = 1.0f / w->l[r];
+            for (int c = 0; c < d; c++) o[c] = u[c] * inv;
+        }
+}
+static void att_store_partial(att_job *J, att_ws *w, long it);
+
+static void att_do_item(att_job *J, att_ws *w, long it)
+{
+    const rope_attention_params *p = J->p;
+    long per = (long)p->batch * p->n_kv_heads;
+    if (J->pass == 0) {
+        att_pack_tile(J, it / J->ntk, (int)(it % J->ntk), w->tmp);
+    } else if (J->pass == 1) {
+        int q0 = (J->nqb - 1 - (int)(it / per)) * J->bq;
+        int nq = p->seq_len - q0 < J->bq ? p->seq_len - q0 : J->bq;
+        att_load_q(J, w, it % per, q0, nq);
+        att_run_tiles(J, w, it % per, q0, nq, 0, J->ntk);
+        att_store(J, w, it % per, q0, nq);
+    } else {
+        long bg = it / J->nsplit;
+        int t0 = (int)(it % J->nsplit) * J->tiles_per_split;
+        int t1 = t0 + J->tiles_per_split;
+        att_load_q(J, w, bg, 0, p->seq_len);
+        att_run_tiles(J, w, bg, 0, p->seq_len, t0,
+                      t1 < J->ntk ? t1 : J->ntk);
+        att_store_partial(J, w, it);
+    }
+}
+static void *att_worker(void *arg)
+{
+    att_job *J = arg;
+    att_ws w;
+    if (!att_ws_init(&w, J)) {
+        atomic_store(&J->fail, 1);
+    } else {
+        for (;;) {
+            long it = atomic_fetch_add(&J->next, 1);
+            if (it >= J->n_items || atomic_load(&J->fail)) break;
+            att_do_item(J, &w, it);
+        }
+    }
+    att_ws_free(&w);
+    return NULL;
+}
+#define ATT_MAX_THREADS 256
+static void att_run_pass(att_job *J, int pass, long n_items, int nt)
+{
+    pthread_t th[ATT_MAX_THREADS];
+    int started = 0;
+    J->pass = pass;
+    J->n_items = n_items;
+    atomic_store(&J->next, 0);
+    if (nt > n_items) nt = n_items > 0 ? (int)n_items : 1;
+    if (nt > ATT_MAX_THREADS) nt = ATT_MAX_THREADS;
+    while (started < nt - 1
+           && !pthread_create(&th[started], NULL, att_worker, J))
+        started++;
+    att_worker(J);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+}
+static void att_store_partial(att_job *J, att_ws *w, long it)
+{
+    size_t stride = (size_t)J->dp + 2;
+    float *dst = J->part + (size_t)it * J->M * stride;
+    for (int r = 0; r < J->M; r++, dst += stride) {
+        dst[0] = w->m[r];
+        dst[1] = w->l[r];
+        memcpy(dst + 2, w->U + (size_t)r * J->dp,
+               sizeof(float) * J->dp);
+    }
+}
+static void att_merge_row(att_job *J, const float *ps, float *o)
+{
+    size_t stride = (size_t)J->dp + 2, sstr = J->M * stride;
+    float mx = -INFINITY, L = 0;
+    for (int s = 0; s < J->nsplit; s++)
+        mx = ps[s * sstr] > mx ? ps[s * sstr] : mx;
+    for (int c = 0; c < J->d; c++) o[c] = 0;
+    for (int s = 0; s < J->nsplit; s++) {
+        const float *st = ps + s * sstr;
+        if (st[0] == -INFINITY) continue;
+        float wgt = exp2f(st[0] - mx);
+        L += wgt * st[1];
+        for (int c = 0; c < J->d; c++) o[c] += wgt * st[2 + c];
+    }
+    for (int c = 0; c < J->d; c++) o[c] /= L;
+}
+static void att_merge(att_job *J)
+{
+    const rope_attention_params *p = J->p;
+    int n = p->seq_len, H = p->n_heads, Hk = p->n_kv_heads;
+    size_t stride = (size_t)J->dp + 2;
+    for (long bg = 0; bg < (long)p->batch * Hk; bg++)
+        for (int hl = 0; hl < J->rep; hl++)
+            for (int i = 0; i < n; i++) {
+                long b = bg / Hk, h = (bg % Hk) * J->rep + hl;
+                const float *ps = J->part + ((size_t)bg * J->nsplit
+                    * J->M + (size_t)hl * J->bq + i) * stride;
+                att_merge_row(J, ps, J->out + ((b * n + i) * H + h)
+                                            * J->d);
+            }
+}
+int rope_attention(float *out, const float *q, const float *k,
+                   const float *v, const rope_attention_params *p)
+{
+    int e = att_check(p);
+    if (e) return e;
+    att_job J;
+    memset(&J, 0, sizeof J);
+    J.p = p; J.q = q; J.k = k; J.v = v; J.out = out;
+    J.d = p->head_dim;
+    J.dp = (p->head_dim + 15) / 16 * 16;
+    J.rep = p->n_heads / p->n_kv_heads;
+    J.ntk = (p->kv_len + ATT_BK - 1) / ATT_BK;
+    J.qscale = (float)(1.4426950408889634 / sqrt((double)J.d));
+    J.ker = att_pick(rope_simd_resolve(p->simd));
+    J.bq = (ATT_ROWS + J.rep - 1) / J.rep;
+    if (J.bq > p->seq_len) J.bq = p->seq_len;
+    J.nqb = (p->seq_len + J.bq - 1) / J.bq;
+    J.M = (J.rep * J.bq + 3) / 4 * 4;
+    long bg = (long)p->batch * p->n_kv_heads;
+    int nt = p->n_threads < 1 ? 1 : p->n_threads;
+    size_t pack = (size_t)bg * J.ntk * J.dp * ATT_BK;
+    J.kpack = att_alloc(sizeof(float) * pack);
+    J.vpack = att_alloc(sizeof(float) * pack);
+    if (J.kpack && J.vpack) {
+        att_run_pass(&J, 0, bg * J.ntk, nt);
+        if (J.nqb == 1 && J.ntk > 1 && !atomic_load(&J.fail)) {
+            J.tiles_per_split = (J.ntk + ATT_SPLIT_MAX - 1) / ATT_SPLIT_MAX;
+            if (J.tiles_per_split < 4) J.tiles_per_split = 4;
+            J.nsplit = (J.ntk + J.tiles_per_split - 1) / J.tiles_per_split;
+            J.part = att_alloc(sizeof(float) * bg * J.nsplit * J.M
+                               * (J.dp + 2));
+            if (J.part) {
+                att_run_pass(&J, 2, bg * J.nsplit, nt);
+                if (!atomic_load(&J.fail)) att_merge(&J);
+            } else {
+                atomic_store(&J.fail, 1);
+            }
+            free(J.part);
+        } else if (!atomic_load(&J.fail)) {
+            att_run_pass(&J, 1, bg * J.nqb, nt);
+        }
+    } else {
+        atomic_store(&J.fail, 1);
+    }
+    free(J.kpack); free(J.vpack);
+    return atomic_load(&J.fail) ? 7 : 0;
+}
+size_t rope_attention_workspace_bytes(const rope_attention_params *p)
+{
+    if (att_check(p)) return 0;
+    size_t dp = (size_t)(p->head_dim + 15) / 16 * 16;
+    size_t ntk = ((size_t)p->kv_len + ATT_BK - 1) / ATT_BK;
+    size_t bg = (size_t)p->batch * p->n_kv_heads;
+    size_t rep = (size_t)(p->n_heads / p->n_kv_heads);
+    size_t M = (rep * ((ATT_ROWS + rep - 1) / rep) + 3) / 4 * 4;
+    size_t nt = p->n_threads < 1 ? 1 : (size_t)p->n_threads;
+    size_t fl = 2 * bg * ntk * ATT_BK * dp
+                + nt * (M * (2 * dp + ATT_BK + 3) + dp)
+                + bg * ATT_SPLIT_MAX * M * (dp + 2);
+    return fl * sizeof(float);
+}
+static double att_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+#if ATT_X86
+static T512 float att_fma_chains_512(long iters, float seed)
+{
+    __m512 a[12], x = _mm512_set1_ps(0.999999f);
+    __m512 y = _mm512_set1_ps(1e-7f);
+    for (int i = 0; i < 12; i++) a[i] = _mm512_set1_ps(seed + i);
+    for (long it = 0; it < iters; it++)
+#pragma GCC unroll 12
+        for (int i = 0; i < 12; i++) a[i] = _mm512_fmadd_ps(a[i], x, y);
+    for (int i = 1; i < 12; i++) a[0] = _mm512_add_ps(a[0], a[i]);
+    return _mm512_reduce_add_ps(a[0]);
+}
+static T256 float att_fma_chains_256(long iters, float seed)
+{
+    __m256 a[12], x = _mm256_set1_ps(0.999999f);
+    __m256 y = _mm256_set1_ps(1e-7f);
+    for (int i = 0; i < 12; i++) a[i] = _mm256_set1_ps(seed + i);
+    for (long it = 0; it < iters; it++)
+#pragma GCC unroll 12
+        for (int i = 0; i < 12; i++) a[i] = _mm256_fmadd_ps(a[i], x, y);
+    for (int i = 1; i < 12; i++) a[0] = _mm256_add_ps(a[0], a[i]);
+    return hsum_256(a[0]);
+}
+#endif
+typedef struct { rope_simd s; long iters; float out; } att_fma_arg;
+
+static void *att_fma_thread(void *arg)
+{
+    att_fma_arg *f = arg;
+    f->out = 0;
+#if ATT_X86
+    if (f->s == ROPE_SIMD_AVX512)
+        f->out = att_fma_chains_512(f->iters, 1.0f);
+    else if (f->s == ROPE_SIMD_AVX2)
+        f->out = att_fma_chains_256(f->iters, 1.0f);
+#endif
+    return NULL;
+}
+double rope_fma_peak(rope_simd s, int n_threads, double seconds)
+{
+    enum { MAXT = 64 };
+    att_fma_arg fa[MAXT];
+    pthread_t th[MAXT];
+    double best = 0, end;
+    s = rope_simd_resolve(s);
+    if (s == ROPE_SIMD_SCALAR) return 0;
+    n_threads = n_threads < 1 ? 1 : n_threads > MAXT ? MAXT : n_threads;
+    end = att_now() + seconds;
+    do {
+        int started = 0;
+        double t = att_now();
+        for (int i = 0; i < n_threads; i++)
+            fa[i] = (att_fma_arg){ s, 2000000, 0 };
+        while (started < n_threads - 1
+               && !pthread_create(&th[started], NULL, att_fma_thread,
+                                  &fa[started + 1]))
+            started++;
+        att_fma_thread(&fa[0]);
+        for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+        t = att_now() - t;
+        double lanes = s == ROPE_SIMD_AVX512 ? 16 : 8;
+        double g = 2.0 * 12 * lanes * 2000000.0 * (started + 1) / t / 1e9;
+        best = g > best && fa[0].out == fa[0].out ? g : best;
+    } while (att_now() < end);
+    return best;
+}
+double rope_triad_bandwidth(double seconds)
+{
+    size_t n = (size_t)1 << 23;
+    float *a = att_alloc(sizeof(float) * n);
+    float *b = att_alloc(sizeof(float) * n);
+    float *c = att_alloc(sizeof(float) * n);
+    double best = 0, end = att_now() + seconds;
+    if (a && b && c) {
+        for (size_t i = 0; i < n; i++) { a[i] = 0; b[i] = 1; c[i] = 2; }
+        do {
+            double t = att_now();
+            for (size_t i = 0; i < n; i++) a[i] = b[i] + 3.0f * c[i];
+            t = att_now() - t;
+            double bw = 12.0 * (double)n / t / 1e9;
+            best = bw > best && a[n / 2] == 7.0f ? bw : best;
+        } while (att_now() < end);
+    }
+    free(a); free(b); free(c);
+    return best;
+}

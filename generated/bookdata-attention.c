@@ -1,0 +1,283 @@
+/* bookdata-attention.c: the measurements and numbers of chapter 5. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include "bookdata.h"
+
+typedef struct {
+    int n, kv, d, threads;      /* seq_len, kv_len, head_dim */
+    int causal, reps;
+    double gflop;               /* (eq. flops), all heads */
+    double naive;               /* seconds; < 0: skipped */
+    double med, min, max;       /* tiled with RoPE, seconds */
+    double med_norope;          /* tiled without RoPE */
+    double work_mib;            /* rope_attention_workspace_bytes */
+} bench_row;
+static double bench_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int bench_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double bench_median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, bench_cmp);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+static int bench_setup(const bench_row *r, rope_attention_params *p,
+                       float **buf)
+{
+    uint64_t st = 12345;
+    size_t nq = (size_t)r->n * 8 * r->d, nk = (size_t)r->kv * 2 * r->d;
+    size_t nt = (size_t)r->kv * r->d, len[6] = {nq, nk, nk, nq, nt, nt};
+    rope_attention_defaults(p);
+    p->seq_len = r->n; p->kv_len = r->kv; p->head_dim = r->d;
+    p->causal = r->causal; p->n_threads = r->threads;
+    p->table_len = r->kv;
+    for (int i = 0; i < 6; i++) {
+        buf[i] = malloc(sizeof(float) * len[i]);
+        if (!buf[i]) return 1;
+        for (size_t j = 0; i < 3 && j < len[i]; j++)
+            buf[i][j] = (float)(2 * rope_uniform(&st) - 1);
+    }
+    return rope_precompute_freqs_cis(buf[4], buf[5], r->d, r->kv, 1e6,
+                                     ROPE_PRECISION_FLOAT);
+}
+static int bench_run(bench_row *r, double naive_budget,
+                     double *naive_rate)
+{
+    float *b[6] = {0};
+    rope_attention_params p;
+    int e = bench_setup(r, &p, b);
+    double tr[64], tn[64];
+    r->gflop = (r->causal && r->n == r->kv ? 2.0 : 4.0) * r->n
+               * (double)r->kv * r->d * 8 / 1e9;
+    r->work_mib = rope_attention_workspace_bytes(&p) / 1048576.0;
+    r->naive = -1;
+    if (r->reps > 64) r->reps = 64;
+    if (!e && naive_budget > 0
+        && (*naive_rate <= 0 || r->gflop / *naive_rate < naive_budget)) {
+        double t = bench_now();
+        e = rope_attention_naive(b[3], b[0], b[1], b[2], &p);
+        r->naive = bench_now() - t;
+        *naive_rate = r->gflop / r->naive;
+    }
+    for (int i = 0; !e && i < r->reps; i++) {
+        double t = bench_now();
+        p.freqs_cos = b[4]; p.freqs_sin = b[5];
+        e = rope_attention(b[3], b[0], b[1], b[2], &p);
+        tr[i] = bench_now() - t;
+        t = bench_now();
+        p.freqs_cos = p.freqs_sin = NULL;
+        e = e ? e : rope_attention(b[3], b[0], b[1], b[2], &p);
+        tn[i] = bench_now() - t;
+    }
+    if (!e) {
+        r->med_norope = bench_median(tn, r->reps);
+        r->med = bench_median(tr, r->reps);
+        r->min = tr[0];
+        r->max = tr[r->reps - 1];
+    }
+    for (int i = 0; i < 6; i++) free(b[i]);
+    return e;
+}
+static int bench_memory(double *peak_mib, double *data_mib,
+                        double *seconds)
+{
+    bench_row r = {32768, 32768, 64, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0};
+    float *b[6] = {0};
+    rope_attention_params p;
+    struct rusage ru;
+    int e = bench_setup(&r, &p, b);
+    double t = bench_now();
+    p.freqs_cos = b[4]; p.freqs_sin = b[5];
+    e = e ? e : rope_attention(b[3], b[0], b[1], b[2], &p);
+    *seconds = bench_now() - t;
+    getrusage(RUSAGE_SELF, &ru);
+    *peak_mib = ru.ru_maxrss / 1024.0;
+    *data_mib = sizeof(float) * 2.0 * 32768 * (8 + 2) * 64 / 1048576;
+    for (int i = 0; i < 6; i++) free(b[i]);
+    return e;
+}
+static double bd_pct(const bench_row *r, double p1, double p2)
+{
+    return 100 * r->gflop / r->med / (r->threads == 1 ? p1 : p2);
+}
+static double bd_kernel_error(int n, int d, rope_simd s)
+{
+    bench_row r = {n, n + 19, d, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0};
+    float *b[6] = {0}, *ref = malloc(sizeof(float) * n * 8 * d);
+    rope_attention_params p;
+    double m = -1;
+    if (ref && !bench_setup(&r, &p, b)) {
+        p.freqs_cos = b[4]; p.freqs_sin = b[5];
+        p.simd = s;
+        if (!rope_attention_naive(ref, b[0], b[1], b[2], &p)
+            && !rope_attention(b[3], b[0], b[1], b[2], &p))
+        {
+            m = 0;
+            for (size_t i = 0; i < (size_t)n * 8 * d; i++)
+                m = fmax(m, fabs((double)ref[i] - b[3][i]));
+        }
+    }
+    for (int i = 0; i < 6; i++) free(b[i]);
+    free(ref);
+    return m;
+}
+static double bd_exp2_error(void)
+{
+    enum { N = 126 * 1024 + 1 };
+    static float x[N], y[N];
+    double worst = 0;
+    for (int i = 0; i < N; i++) x[i] = -(float)i / 1024.0f;
+    rope_exp2_vec(y, x, N, ROPE_SIMD_AUTO);
+    for (int i = 0; i < N; i++) {
+        double t = exp2((double)x[i]);
+        worst = fmax(worst, fabs(y[i] - t) / t);
+    }
+    return worst;
+}
+
+int bookdata_attention(const char *dir)
+{
+    FILE *f = bd_numbers_open(dir, "attention");
+    bench_row rows[16];
+    double peak1, peak2, bw;
+    int nrows = 0;
+    struct rusage ru;
+    double mem, data, secs;
+    getrusage(RUSAGE_SELF, &ru);
+    bd_def(f, "attention-rss-before", "%.0f", ru.ru_maxrss / 1024.0);
+    fprintf(stderr, "bookdata: attention: n=32768 memory check\n");
+    if (bench_memory(&mem, &data, &secs)) return 1;
+    bd_def(f, "attention-mem-peak", "%.0f", mem);
+    bd_def(f, "attention-mem-data", "%.0f", data);
+    bd_def(f, "attention-mem-ratio", "%.2f", mem / data);
+    bd_def(f, "attention-mem-secs", "%.1f", secs);
+    long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    peak1 = rope_fma_peak(ROPE_SIMD_AUTO, 1, 0.3);
+    peak2 = rope_fma_peak(ROPE_SIMD_AUTO, 2, 0.3);
+    bw = rope_triad_bandwidth(0.3);
+    bd_def(f, "attention-peak1", "%.0f", peak1);
+    bd_def(f, "attention-peak2", "%.0f", peak2);
+    bd_def(f, "attention-bw", "%.0f", bw);
+    bd_def(f, "attention-balance", "%.1f", peak1 / bw);
+    bd_def(f, "attention-l1-kib", "%ld", l1 > 0 ? l1 / 1024 : 0);
+    bd_def(f, "attention-l2-kib", "%ld", l2 > 0 ? l2 / 1024 : 0);
+    bd_def(f, "attention-simd", "%s",
+           rope_simd_name(rope_simd_resolve(ROPE_SIMD_AUTO)));
+    bd_def(f, "attention-bk", "%d", ROPE_ATTENTION_BK);
+    bd_def(f, "attention-rows", "%d", ROPE_ATTENTION_ROWS);
+    bd_def(f, "attention-split-max", "%d", ROPE_ATTENTION_SPLIT_MAX);
+    bd_def(f, "attention-tile-kib-64", "%d", 4 * ROPE_ATTENTION_BK * 64
+                                             / 1024);
+    bd_def(f, "attention-tile-kib-96", "%d", 4 * ROPE_ATTENTION_BK * 96
+                                             / 1024);
+    bd_def(f, "attention-block-kib-64", "%d", 4 * ROPE_ATTENTION_ROWS
+           * (2 * 64 + ROPE_ATTENTION_BK) / 1024);
+    bd_def(f, "attention-intensity", "%d", ROPE_ATTENTION_ROWS / 2);
+    static const int ns[4] = {256, 1024, 4096, 1}, ds[2] = {64, 96};
+    double rate = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 2; j++)
+            for (int th = 1; th <= 2; th++) {
+                bench_row *r = &rows[nrows++];
+                *r = (bench_row){ns[i], i == 3 ? 4096 : ns[i], ds[j], th,
+                                 1, i == 3 ? 21 : 3, 0, 0, 0, 0, 0, 0, 0};
+                fprintf(stderr, "bookdata: attention: n=%d kv=%d d=%d "
+                        "threads=%d\n", r->n, r->kv, r->d, th);
+                if (bench_run(r, th == 1 ? 1.5 : 0, &rate)) return 1;
+                if (th == 2) r->naive = r[-1].naive;
+            }
+    FILE *t = bd_open(dir, "attention-bench.tex");
+    for (int i = 0; i < nrows; i++) {
+        const bench_row *r = &rows[i];
+        char nv[32] = "--", sp[32] = "--";
+        if (r->naive > 0) {
+            snprintf(nv, sizeof nv, "%.0f", 1e3 * r->naive);
+            snprintf(sp, sizeof sp, "%.0f", r->naive / r->med);
+        }
+        fprintf(t, "%s%d & %d & %d & %s & %.3g & [%.3g, %.3g] & %.0f & "
+                "%.0f & %s & %.2f & %.1f & %.1f \\\\\n",
+                r->n == 1 ? "decode " : "", r->n == 1 ? r->kv : r->n,
+                r->d, r->threads, nv, 1e3 * r->med, 1e3 * r->min,
+                1e3 * r->max, r->gflop / r->med, bd_pct(r, peak1, peak2),
+                sp, r->threads == 2 ? r[-1].med / r->med : 1.0,
+                100 * (r->med - r->med_norope) / r->med, r->work_mib);
+    }
+    bd_close(t);
+    FILE *g = bd_open(dir, "attention-gflops.dat");
+    fputs("n d64t1 d64t2 d96t1 d96t2 peak1 peak2\n", g);
+    for (int i = 0; i < 3; i++) {
+        const bench_row *r = &rows[4 * i];
+        fprintf(g, "%d %.2f %.2f %.2f %.2f %.2f %.2f\n", r[0].n,
+                r[0].gflop / r[0].med, r[1].gflop / r[1].med,
+                r[2].gflop / r[2].med, r[3].gflop / r[3].med, peak1, peak2);
+    }
+    bd_close(g);
+    FILE *rf = bd_open(dir, "attention-roofline.dat");
+    fputs("intensity roof\n", rf);
+    for (double x = 0.125; x <= 256; x *= 1.25)
+        fprintf(rf, "%.4g %.4g\n", x, bw * x < peak1 ? bw * x : peak1);
+    bd_close(rf);
+    FILE *pt = bd_open(dir, "attention-roofline-points.dat");
+    fputs("intensity gflops label\n", pt);
+    fprintf(pt, "%d %.3g naive\n", 64 / 4, rows[4].gflop / rows[4].naive);
+    fprintf(pt, "%d %.3g tiled\n", ROPE_ATTENTION_ROWS / 2,
+            rows[8].gflop / rows[8].med);
+    bd_close(pt);
+    double best = 0;
+    for (int i = 4; i < 12; i += 2)
+        best = bd_pct(&rows[i], peak1, peak2) > best
+               ? bd_pct(&rows[i], peak1, peak2) : best;
+    bd_def(f, "attention-best-pct", "%.0f", best);
+    for (int j = 0; j < 2; j++) {
+        const bench_row *a = &rows[4 + 2 * j], *b = &rows[8 + 2 * j];
+        const bench_row *c = &rows[12 + 2 * j];
+        char key[64];
+        int d = ds[j];
+        snprintf(key, sizeof key, "attention-pct-1024-%d", d);
+        bd_def(f, key, "%.0f", bd_pct(a, peak1, peak2));
+        snprintf(key, sizeof key, "attention-pct-4096-%d", d);
+        bd_def(f, key, "%.0f", bd_pct(b, peak1, peak2));
+        snprintf(key, sizeof key, "attention-speedup-1024-%d", d);
+        bd_def(f, key, "%.0f", a->naive / a->med);
+        snprintf(key, sizeof key, "attention-scaling-4096-%d", d);
+        bd_def(f, key, "%.2f", b->med / b[1].med);
+        snprintf(key, sizeof key, "attention-rope-1024-%d", d);
+        bd_def(f, key, "%.1f", 100 * (a->med - a->med_norope) / a->med);
+        snprintf(key, sizeof key, "attention-decode-us-%d", d);
+        bd_def(f, key, "%.0f", 1e6 * c->med);
+        snprintf(key, sizeof key, "attention-decode-scaling-%d", d);
+        bd_def(f, key, "%.2f", c->med / c[1].med);
+    }
+    double maxerr = 0, exp_err = 0;
+    for (int j = 0; j < 3; j++)
+        for (int s = ROPE_SIMD_SCALAR; s <= ROPE_SIMD_AVX512; s++) {
+            if (!rope_simd_available((rope_simd)s)) continue;
+            double e = bd_kernel_error(1000, 64 + 32 * j, (rope_simd)s);
+            if (e < 0) return 1;
+            maxerr = e > maxerr ? e : maxerr;
+        }
+    exp_err = bd_exp2_error();
+    bd_def(f, "attention-test-maxerr", "$%.1f\\times 10^{%d}$",
+           maxerr / pow(10, floor(log10(maxerr))),
+           (int)floor(log10(maxerr)));
+    bd_def(f, "attention-exp2-relerr", "$%.1f\\times 10^{%d}$",
+           exp_err / pow(10, floor(log10(exp_err))),
+           (int)floor(log10(exp_err)));
+    bd_def(f, "attention-exp2-ulps", "%.1f", exp_err / ldexp(1.0, -24));
+    bd_close(f);
+    return 0;
+}

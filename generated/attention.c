@@ -70,17 +70,24 @@ static int att_rotate_tensor(float *x, int len, int heads, int d,
     free(twin);
     return 0;
 }
-static void att_rotate_row(float *out, const float *x, const float *c,
-                           const float *s, int d, rope_pairing pr)
+#define ATT_VECTORIZE __attribute__((optimize("tree-vectorize")))
+static ATT_VECTORIZE void att_rotate_row(
+    float *restrict out, const float *restrict x,
+    const float *restrict c, const float *restrict s, int d,
+    rope_pairing pr)
 {
     int h = d / 2;
-    for (int i = 0; i < h; i++) {
-        int a = pr == ROPE_PAIRING_HALF ? i : 2 * i;
-        int b = pr == ROPE_PAIRING_HALF ? i + h : 2 * i + 1;
-        int cb = pr == ROPE_PAIRING_HALF ? i + h : i;
-        float x0 = x[a], x1 = x[b];
-        out[a] = x0 * c[i] + (-x1) * s[i];
-        out[b] = x1 * c[cb] + x0 * s[cb];
+    if (pr == ROPE_PAIRING_HALF) {
+        for (int i = 0; i < h; i++)
+            out[i] = x[i] * c[i] + (-x[i + h]) * s[i];
+        for (int i = 0; i < h; i++)
+            out[i + h] = x[i + h] * c[i + h] + x[i] * s[i + h];
+    } else {
+        for (int i = 0; i < h; i++) {
+            float x0 = x[2 * i], x1 = x[2 * i + 1];
+            out[2 * i] = x0 * c[i] + (-x1) * s[i];
+            out[2 * i + 1] = x1 * c[i] + x0 * s[i];
+        }
     }
 }
 typedef void (*att_s_fn)(float *S, const float *Q, const float *Kt,
@@ -299,7 +306,8 @@ static T512 ATT_INLINE void pv_block_512(
         const float *vr = V + (size_t)kk * dp + c0;
         __m512 vv[6];
 #pragma GCC unroll 6
-        for (int c = 0; c < NV; c++) vv[c] = _mm512_load_ps(vr + 16 * c);
+        for (int c = 0; c < NV; c++)
+            vv[c] = _mm512_load_ps(vr + 16 * c);
 #pragma GCC unroll 4
         for (int a = 0; a < R; a++) {
             __m512 w = _mm512_set1_ps(P[(size_t)(r + a) * ATT_BK + kk]);
@@ -321,14 +329,16 @@ static T512 void pv_tile_512(float *U, const float *P, const float *V,
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
         for (int r = 0; r < M; r += 4) {
+#define ATT_PV(NV) pv_block_512(U, P, V, alpha, dp, r, c0, 4, NV)
             switch (w) {
-            case 1: pv_block_512(U, P, V, alpha, dp, r, c0, 4, 1); break;
-            case 2: pv_block_512(U, P, V, alpha, dp, r, c0, 4, 2); break;
-            case 3: pv_block_512(U, P, V, alpha, dp, r, c0, 4, 3); break;
-            case 4: pv_block_512(U, P, V, alpha, dp, r, c0, 4, 4); break;
-            case 5: pv_block_512(U, P, V, alpha, dp, r, c0, 4, 5); break;
-            default: pv_block_512(U, P, V, alpha, dp, r, c0, 4, 6);
+            case 1: ATT_PV(1); break;
+            case 2: ATT_PV(2); break;
+            case 3: ATT_PV(3); break;
+            case 4: ATT_PV(4); break;
+            case 5: ATT_PV(5); break;
+            default: ATT_PV(6);
             }
+#undef ATT_PV
         }
         c0 += 16 * w;
         nv -= w;

@@ -38,7 +38,7 @@ typedef struct rope_attention_params {
 } rope_attention_params;
 enum {
     ROPE_ATTENTION_BK = 64,       /* keys per tile */
-    ROPE_ATTENTION_ROWS = 64,     /* rows (query head, query) per block */
+    ROPE_ATTENTION_ROWS = 64,     /* rows (head, query) per block */
     ROPE_ATTENTION_SPLIT_MAX = 16 /* decode: most key ranges */
 };
 /* declarations: chapters 1-5 */

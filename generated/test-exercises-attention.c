@@ -28,7 +28,8 @@ static void ex52_state(const double *s, const double *v, int lo, int hi,
     for (int j = lo; j < hi; j++) m = s[j] > m ? s[j] : m;
     for (int j = lo; j < hi; j++) {
         l += exp(s[j] - m);
-        for (int c = 0; c < 3; c++) u[c] += exp(s[j] - m) * v[3 * j + c];
+        for (int c = 0; c < 3; c++)
+            u[c] += exp(s[j] - m) * v[3 * j + c];
     }
     st[0] = (float)m; st[1] = (float)l;
     for (int c = 0; c < 3; c++) st[2 + c] = (float)u[c];

@@ -307,16 +307,17 @@ START_TEST(test_attention_rejects_bad_arguments)
     att_free(&a);
 }
 END_TEST
+static size_t att_ws_bytes(int n)
+{
+    rope_attention_params p = {
+        .batch = 1, .seq_len = n, .kv_len = n, .n_heads = 8,
+        .n_kv_heads = 2, .head_dim = 64, .causal = 1, .n_threads = 2
+    };
+    return rope_attention_workspace_bytes(&p);
+}
 START_TEST(test_attention_workspace_is_linear)
 {
-    rope_attention_params p;
-    rope_attention_defaults(&p);
-    p.head_dim = 64;
-    p.n_threads = 2;
-    p.seq_len = p.kv_len = 16384;
-    size_t w1 = rope_attention_workspace_bytes(&p);
-    p.seq_len = p.kv_len = 32768;
-    size_t w2 = rope_attention_workspace_bytes(&p);
+    size_t w1 = att_ws_bytes(16384), w2 = att_ws_bytes(32768);
     size_t kv = sizeof(float) * 2 * (size_t)32768 * 2 * 64;
     ck_assert(w2 <= 2 * w1);
     ck_assert(w2 >= kv && w2 <= kv + kv / 20);

@@ -23,4 +23,5 @@ int cli_parse_double_list(const char *flag, const char *s,
                           double **out, size_t *n);
 /* subcommands: chapters 1-5 */
 int cmd_demo(int argc, char **argv);
+int cmd_pe(int argc, char **argv);
 #endif

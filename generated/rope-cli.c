@@ -7,6 +7,8 @@ static const cli_command commands[] = {
     /* {name, function, usage, summary}: chapters 1-5 */
     {"demo", cmd_demo, "demo NAME   (NAME: permutation, integer, normalized)",
      "chapter 1: print the table of a demonstration"},
+    {"pe", cmd_pe, "pe --d-model D --positions LIST [--base B]",
+     "chapter 2: print the sinusoidal encoding of positions"},
     {NULL, NULL, NULL, NULL}
 };
 

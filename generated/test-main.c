@@ -10,6 +10,8 @@ static const struct {
     /* {chapter, suite}: chapters 1-5 */
     {1, positions_suite},
     {1, exercises_positions_suite},
+    {2, sinusoidal_suite},
+    {2, exercises_sinusoidal_suite},
     {0, NULL}
 };
 

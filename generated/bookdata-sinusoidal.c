@@ -7,12 +7,14 @@
 
 static const char *tex_num(char *buf, size_t size, double v, int digits)
 {
-    if (v != 0.0 && (fabs(v) < 1e-2 || fabs(v) >= 1e5)) {
+    if (v != 0.0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6)) {
         int e = (int)floor(log10(fabs(v)));
         double mant = v / pow(10.0, e);
         if (fabs(mant) >= 9.95) { mant /= 10.0; e++; }
         snprintf(buf, size, "\\ensuremath{%.*f\\times 10^{%d}}",
                  digits - 1, mant, e);
+    } else if (fabs(v) >= pow(10.0, digits)) {
+        snprintf(buf, size, "\\ensuremath{%.0f}", v);
     } else {
         snprintf(buf, size, "\\ensuremath{%.*g}", digits, v);
     }
@@ -61,6 +63,10 @@ static int write_dot(const char *dir, FILE *num)
     bd_def(num, "sinusoidal-near-k", "%ld", best);
     bd_def(num, "sinusoidal-near-turns", "%.0f",
            round((double)best / (2.0 * ROPE_PE_PI)));
+    bd_def(num, "sinusoidal-near-delta", "%s",
+           tex_num(buf, sizeof buf, fabs((double)best - 2.0 * ROPE_PE_PI
+                                         * round(best / (2.0 * ROPE_PE_PI))),
+                   2));
     bd_def(num, "sinusoidal-near-gap", "%s",
            tex_num(buf, sizeof buf, 1.0 - cos((double)best), 2));
     bd_def(num, "sinusoidal-dot-sumerr", "%s",

@@ -185,7 +185,7 @@ static int write_accuracy(FILE *num)
 {
     char buf[64];
     bd_def(num, "sinusoidal-golden-tolmax", "%s",
-           tex_num(buf, sizeof buf, DBL_EPSILON * (3.0 * 32767 + 4.0), 2));
+           tex_num(buf, sizeof buf, DBL_EPSILON * (4.0 * 32767 + 4.0), 2));
     return write_float_accuracy(num) || write_rotation_accuracy(num);
 }
 static int write_terms(FILE *num)

@@ -39,7 +39,7 @@ START_TEST(exercise_2_2_shift_back)
             ex_shift_back(back, row, D, 1e4, k);
             for (int i = 0; i < D / 2; i++) {
                 double w = rope_pe_omega(i, D, 1e4);
-                double tol = DBL_EPSILON * (2.0 * (t + labs(k)) * w + 8.0);
+                double tol = DBL_EPSILON * (2.0 * (t + 2 * labs(k)) * w + 8.0);
                 ck_assert_double_eq_tol(back[2 * i], want[2 * i], tol);
                 ck_assert_double_eq_tol(back[2 * i + 1], want[2 * i + 1], tol);
                 rope_pe_rotation(m, w, -k);

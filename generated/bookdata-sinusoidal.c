@@ -54,23 +54,24 @@ static int write_dot(const char *dir, FILE *num)
     bd_def(num, "sinusoidal-dot-d", "%d", D);
     bd_def(num, "sinusoidal-dot-t", "%d", T1);
     bd_def(num, "sinusoidal-dot-kmax", "%d", KMAX);
-    bd_def(num, "sinusoidal-dot-f0", "%.0f", rope_pe_offset_dot(0, D, 1e4));
+    bd_def(num, "sinusoidal-dot-f0", "%.0f",
+           rope_pe_offset_dot(0, D, 1e4));
     bd_def(num, "sinusoidal-dot-fmin", "%.2f", fmin);
     long best = 1;
     for (long k = 2; k <= 20000; k++)
         if (cos((double)k) > cos((double)best))
             best = k;
     bd_def(num, "sinusoidal-near-k", "%ld", best);
-    bd_def(num, "sinusoidal-near-turns", "%.0f",
-           round((double)best / (2.0 * ROPE_PE_PI)));
+    double turns = round((double)best / (2.0 * ROPE_PE_PI));
+    bd_def(num, "sinusoidal-near-turns", "%.0f", turns);
     bd_def(num, "sinusoidal-near-delta", "%s",
-           tex_num(buf, sizeof buf, fabs((double)best - 2.0 * ROPE_PE_PI
-                                         * round(best / (2.0 * ROPE_PE_PI))),
-                   2));
+           tex_num(buf, sizeof buf,
+                   fabs((double)best - 2.0 * ROPE_PE_PI * turns), 2));
     bd_def(num, "sinusoidal-near-gap", "%s",
            tex_num(buf, sizeof buf, 1.0 - cos((double)best), 2));
     bd_def(num, "sinusoidal-dot-sumerr", "%s",
-           tex_num(buf, sizeof buf, (D / 2) * (D / 2) * DBL_EPSILON / 2, 1));
+           tex_num(buf, sizeof buf, (D / 2) * (D / 2) * DBL_EPSILON / 2,
+                   1));
     return 0;
 }
 static int write_bands(const char *dir, FILE *num)
@@ -82,7 +83,8 @@ static int write_bands(const char *dir, FILE *num)
     fputs("i lambda half\n", f);
     for (int i = 0; i < D / 2; i++) {
         double h = rope_pe_half_turn(i, D, 1e4);
-        fprintf(f, "%d %.6e %.6e\n", i, rope_pe_wavelength(i, D, 1e4), h);
+        fprintf(f, "%d %.6e %.6e\n", i, rope_pe_wavelength(i, D, 1e4),
+                h);
         global += h > TEXT;
         local += 2.0 * sin(rope_pe_omega(i, D, 1e4) / 2.0) > 0.1;
     }
@@ -185,7 +187,8 @@ static int write_accuracy(FILE *num)
 {
     char buf[64];
     bd_def(num, "sinusoidal-golden-tolmax", "%s",
-           tex_num(buf, sizeof buf, DBL_EPSILON * (4.0 * 32767 + 4.0), 2));
+           tex_num(buf, sizeof buf, DBL_EPSILON * (4.0 * 32767 + 4.0),
+                   2));
     return write_float_accuracy(num) || write_rotation_accuracy(num);
 }
 static int write_terms(FILE *num)

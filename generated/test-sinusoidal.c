@@ -46,7 +46,8 @@ START_TEST(test_pe_matches_long_double)
             double tol = DBL_EPSILON
                 * ((log(b) + 3.0) / 2 * (double)(t * w) + 1.0);
             ck_assert_double_eq_tol(row[2 * i], (double)sinl(a), tol);
-            ck_assert_double_eq_tol(row[2 * i + 1], (double)cosl(a), tol);
+            ck_assert_double_eq_tol(row[2 * i + 1], (double)cosl(a),
+                                    tol);
         }
     }
 }
@@ -98,7 +99,8 @@ START_TEST(test_pe_is_bounded)
         for (int i = 0; i < D / 2; i++) {
             double s = row[2 * i], c = row[2 * i + 1];
             ck_assert(fabs(s) <= 1.0 && fabs(c) <= 1.0);
-            ck_assert_double_eq_tol(s * s + c * c, 1.0, 4 * DBL_EPSILON);
+            ck_assert_double_eq_tol(s * s + c * c, 1.0,
+                                    4 * DBL_EPSILON);
             norm2 += s * s + c * c;
         }
         ck_assert_double_eq_tol(norm2, D / 2,
@@ -285,7 +287,8 @@ START_TEST(test_learned_projections_see_absolute_positions)
     const double *t4 = terms + 3 * NN;
     for (int m = 1; m < N; m++)
         for (int n = 1; n < N; n++)
-            dev = fmax(dev, fabs(t4[m * N + n] - t4[(m - 1) * N + n - 1]));
+            dev = fmax(dev, fabs(t4[m * N + n]
+                                 - t4[(m - 1) * N + n - 1]));
     ck_assert(dev > 0.1 * rope_pe_rms(t4, NN));
     double cross = 0.0;
     for (int j = 0; j < NN; j++)
@@ -324,7 +327,8 @@ START_TEST(test_half_turn_reverses_the_pair)
         double w = rope_pe_omega(i, D, 1e4);
         double tol = DBL_EPSILON * (2.0 * (t + k) * w + 8.0);
         rope_pe_row(r1, t + k, D, 1e4);
-        double dot = r0[2 * i] * r1[2 * i] + r0[2 * i + 1] * r1[2 * i + 1];
+        double dot = r0[2 * i] * r1[2 * i]
+                   + r0[2 * i + 1] * r1[2 * i + 1];
         ck_assert(dot <= -cos(w / 2) + tol);
     }
 }

@@ -57,10 +57,12 @@ static int write_dot(const char *dir, FILE *num)
     bd_def(num, "sinusoidal-dot-f0", "%.0f",
            rope_pe_offset_dot(0, D, 1e4));
     bd_def(num, "sinusoidal-dot-fmin", "%.2f", fmin);
+    enum { NEAR_KMAX = 20000 };   /* the range of the peak test */
     long best = 1;
-    for (long k = 2; k <= 20000; k++)
+    for (long k = 2; k <= NEAR_KMAX; k++)
         if (cos((double)k) > cos((double)best))
             best = k;
+    bd_def(num, "sinusoidal-near-kmax", "%d", NEAR_KMAX);
     bd_def(num, "sinusoidal-near-k", "%ld", best);
     double turns = round((double)best / (2.0 * ROPE_PE_PI));
     bd_def(num, "sinusoidal-near-turns", "%.0f", turns);

@@ -8,6 +8,7 @@ static const struct {
 } writers[] = {
     /* {name, writer}: chapters 1-5 */
     {"positions", bookdata_positions},
+    {"rotary", bookdata_rotary},
     {NULL, NULL}
 };
 

@@ -10,4 +10,5 @@ void bd_def(FILE *f, const char *key, const char *fmt, ...);
 void bd_close(FILE *f);
 /* writers: chapters 1-5 */
 int bookdata_positions(const char *dir);
+int bookdata_rotary(const char *dir);
 #endif

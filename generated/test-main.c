@@ -10,6 +10,8 @@ static const struct {
     /* {chapter, suite}: chapters 1-5 */
     {1, positions_suite},
     {1, exercises_positions_suite},
+    {3, rotary_suite},
+    {3, exercises_rotary_suite},
     {0, NULL}
 };
 

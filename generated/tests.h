@@ -11,4 +11,6 @@ long float_ulp_diff(float a, float b);
 /* suites: chapters 1-5 */
 Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);
+Suite *rotary_suite(void);
+Suite *exercises_rotary_suite(void);
 #endif

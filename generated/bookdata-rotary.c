@@ -44,7 +44,9 @@ static float *read_golden(const char *path, size_t *n)
             while ((ch = fgetc(in)) != EOF && ch != '\n') {}
             continue;
         }
-        if (k == cap && (v = realloc(v, (cap *= 2) * sizeof *v)) == NULL)
+        if (k == cap)
+            v = realloc(v, (cap *= 2) * sizeof *v);
+        if (v == NULL)
             exit(1);
         v[k++] = strtof(word, NULL);
     }
@@ -64,7 +66,8 @@ static int golden_numbers(FILE *f)
     float c[32 * 64], s[32 * 64];
     for (int i = 0; i < 2; i++) {
         size_t n, m;
-        float *gc = read_golden(t[i].c, &n), *gs = read_golden(t[i].s, &m);
+        float *gc = read_golden(t[i].c, &n);
+        float *gs = read_golden(t[i].s, &m);
         rope_precompute_freqs_cis(c, s, t[i].d, t[i].end, 1e6,
                                   ROPE_PRECISION_FLOAT);
         for (size_t j = 0; j < n && j < m; j++) {
@@ -80,8 +83,10 @@ static int golden_numbers(FILE *f)
     size_t nq, nk, noq, nok;
     float *q = read_golden(MMDIR "apply_rope_q_in.txt", &nq);
     float *k = read_golden(MMDIR "apply_rope_k_in.txt", &nk);
-    float *oq = read_golden(MMDIR "apply_rope_c1_default_pos0_q_out.txt", &noq);
-    float *ok = read_golden(MMDIR "apply_rope_c1_default_pos0_k_out.txt", &nok);
+    float *oq = read_golden(MMDIR "apply_rope_c1_default_pos0_q_out.txt",
+                            &noq);
+    float *ok = read_golden(MMDIR "apply_rope_c1_default_pos0_k_out.txt",
+                            &nok);
     if (nq != 4608 || nk != 1152 || noq != nq || nok != nk)
         return 1;
     rope_precompute_freqs_cis(c, s, 96, 6, 1e6, ROPE_PRECISION_FLOAT);
@@ -90,7 +95,8 @@ static int golden_numbers(FILE *f)
     double maxdiff = 0;
     long ndiff = 0;
     for (size_t j = 0; j < nq + nk; j++) {
-        float a = j < nq ? q[j] : k[j - nq], b = j < nq ? oq[j] : ok[j - nq];
+        float a = j < nq ? q[j] : k[j - nq];
+        float b = j < nq ? oq[j] : ok[j - nq];
         maxdiff = fmax(maxdiff, fabs((double)a - b));
         ndiff += a != b;
     }
@@ -125,6 +131,7 @@ static int precision_table(FILE *f)
                               1000000};
     float inv[D / 2], cf[D], sf[D], cd[D], sd[D];
     char key[64];
+    double de_max = 0;
     rope_default_inv_freq(inv, D, base);
     def_int(f, "rotary-prec-d", D);
     bd_def(f, "rotary-prec-base", "\\ensuremath{10^{%d}}",
@@ -149,6 +156,7 @@ static int precision_table(FILE *f)
             }
         }
         static const char *name[4] = {"ff", "df", "fe", "de"};
+        de_max = fmax(de_max, err[3]);
         snprintf(key, sizeof key, "rotary-prec-t-%d", r);
         def_int(f, key, t[r]);
         snprintf(key, sizeof key, "rotary-prec-bound-%d", r);
@@ -158,6 +166,7 @@ static int precision_table(FILE *f)
             def_sci(f, key, err[e]);
         }
     }
+    def_sci(f, "rotary-prec-de-max", de_max);
     def_sci(f, "rotary-prec-bound-32k", 32767 * ldexp(1.0, -24));
     def_sci(f, "rotary-prec-bound-1m", 1e6 * ldexp(1.0, -24));
     return 0;
@@ -165,17 +174,13 @@ static int precision_table(FILE *f)
 static int decay(FILE *f, const char *dir)
 {
     enum { D = 96 };
-    const long rmax = 32768, rmark = 1000;
+    const long rmax = 2000, rmark = 1000;
     FILE *dat = bd_open(dir, "rotary-decay.dat");
     fprintf(dat, "r b1e4 b1e6\n");
-    long last = 0;
-    for (int k = 0; k <= 300; k++) {
-        long r = lround(pow((double)rmax, k / 300.0));
-        if (r == last) continue;
-        fprintf(dat, "%ld %.6f %.6f\n", r, rope_decay_average(D, 1e4, r),
-                rope_decay_average(D, 1e6, r));
-        last = r;
-    }
+    for (long r = 0; r <= rmax; r += 2)
+        fprintf(dat, "%ld %.6f %.6f\n", r,
+                rope_decay_average(D, 1e4, (double)r),
+                rope_decay_average(D, 1e6, (double)r));
     bd_close(dat);
     def_int(f, "rotary-decay-d", D);
     def_int(f, "rotary-decay-rmax", rmax);

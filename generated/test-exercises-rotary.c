@@ -27,8 +27,8 @@ static void rotate_to(float *x, int d, double base, long m,
     float inv[512], c[1024], s[1024], k[1024];
     ck_assert(d <= 1024);
     rope_default_inv_freq(inv, d, base);
-    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, d, m, m + 1,
-                         1.0, prec), 0);
+    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, d, m,
+                         m + 1, 1.0, prec), 0);
     memcpy(k, x, (size_t)d * sizeof *k);
     rope_apply_rotary_pos_emb(x, k, c, s, 1, 1, 1, 1, d, 0, pairing);
 }
@@ -72,7 +72,8 @@ static void matvec(const float *w, const float *x, float *y, int rows,
 START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
 {
     enum { H = 2, D = 8, IN = 12 };
-    float wq[H * D * IN], wk[H * D * IN], hq[H * D * IN], hk[H * D * IN];
+    float wq[H * D * IN], wk[H * D * IN];
+    float hq[H * D * IN], hk[H * D * IN];
     float x[IN], y[IN];
     fill(wq, H * D * IN, 41); fill(wk, H * D * IN, 42);
     fill(x, IN, 43); fill(y, IN, 44);
@@ -82,7 +83,8 @@ START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
         for (int r = 0; r < D; r++) {
             int found = 0;
             for (int r2 = 0; r2 < D; r2++)
-                found += memcmp(hq + (h * D + r) * IN, wq + (h * D + r2) * IN,
+                found += memcmp(hq + (h * D + r) * IN,
+                                wq + (h * D + r2) * IN,
                                 IN * sizeof *wq) == 0;
             ck_assert_int_eq(found, 1);
         }
@@ -102,7 +104,8 @@ START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
                           ROPE_PAIRING_HALF);
                 rotate_to(k2, D, 1e4, n, ROPE_PRECISION_FLOAT,
                           ROPE_PAIRING_HALF);
-                ck_assert_double_eq_tol(dot(q, k, D), dot(q2, k2, D), 1e-5);
+                ck_assert_double_eq_tol(dot(q, k, D), dot(q2, k2, D),
+                                        1e-5);
             }
 }
 END_TEST

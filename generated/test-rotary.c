@@ -28,8 +28,8 @@ static void rotate_to(float *x, int d, double base, long m,
     float inv[512], c[1024], s[1024], k[1024];
     ck_assert(d <= 1024);
     rope_default_inv_freq(inv, d, base);
-    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, d, m, m + 1,
-                         1.0, prec), 0);
+    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, d, m,
+                         m + 1, 1.0, prec), 0);
     memcpy(k, x, (size_t)d * sizeof *k);
     rope_apply_rotary_pos_emb(x, k, c, s, 1, 1, 1, 1, d, 0, pairing);
 }
@@ -50,8 +50,8 @@ static float *golden_floats(const char *path, size_t expect)
     return f;
 }
 
-static size_t make_npy(unsigned char *buf, int major, const char *header,
-                       const float *x, size_t nx)
+static size_t make_npy(unsigned char *buf, int major,
+                       const char *header, const float *x, size_t nx)
 {
     size_t pre = major == 1 ? 10 : 12, hl = strlen(header), k = 0;
     size_t total = hl + 1;
@@ -63,7 +63,7 @@ static size_t make_npy(unsigned char *buf, int major, const char *header,
     memcpy(buf + pre, header, hl);
     for (k = pre + hl; k < pre + total - 1; k++) buf[k] = ' ';
     buf[k++] = '\n';
-    memcpy(buf + k, x, nx * sizeof *x);   /* the host is little-endian */
+    memcpy(buf + k, x, nx * sizeof *x);  /* a little-endian host */
     return k + nx * sizeof *x;
 }
 
@@ -99,7 +99,8 @@ static void check_inv_freq_and_angles(int d, long end, const char *inv,
 
 START_TEST(test_inv_freq_and_angles_match_minimind)
 {
-    check_inv_freq_and_angles(64, 32, MM "rope_default_d64_inv_freq.txt",
+    check_inv_freq_and_angles(64, 32,
+        MM "rope_default_d64_inv_freq.txt",
         MM "rope_default_d64_end32_angles.txt");
     check_inv_freq_and_angles(96, 8, MM "rope_default_d96_inv_freq.txt",
         MM "rope_default_d96_end8_angles.txt");
@@ -113,7 +114,8 @@ static void check_table(int d, long end, const char *cos_path,
     ck_assert(c != NULL && s != NULL);
     ck_assert_int_eq(rope_precompute_freqs_cis(c, s, d, end, 1e6,
                          ROPE_PRECISION_FLOAT), 0);
-    float *gc = golden_floats(cos_path, n), *gs = golden_floats(sin_path, n);
+    float *gc = golden_floats(cos_path, n);
+    float *gs = golden_floats(sin_path, n);
     for (size_t j = 0; j < n; j++) {
         ck_assert_msg(float_ulp_diff(c[j], gc[j]) <= 1, "cos[%zu]", j);
         ck_assert_msg(float_ulp_diff(s[j], gs[j]) <= 1, "sin[%zu]", j);
@@ -154,8 +156,8 @@ static void apply_to_golden_inputs(const float *c, const float *s,
 
 START_TEST(test_apply_with_minimind_tables_is_bitwise)
 {
-    float *c = golden_floats(MM "rope_default_d96_end8_cos.txt", 8 * 96);
-    float *s = golden_floats(MM "rope_default_d96_end8_sin.txt", 8 * 96);
+    float *c = golden_floats(MM "rope_default_d96_end8_cos.txt", 768);
+    float *s = golden_floats(MM "rope_default_d96_end8_sin.txt", 768);
     float q[6 * 8 * 96], k[6 * 2 * 96];
     apply_to_golden_inputs(c, s, q, k);
     float *oq = golden_floats(MM "apply_rope_c1_default_pos0_q_out.txt",
@@ -202,8 +204,9 @@ START_TEST(test_cos_sin_match_hugging_face)
         const double *row = v + 8 * r;  /* pos j angle cos sin, refs */
         long pos = (long)row[0];
         int j = (int)row[1];
-        ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, 64, pos,
-                             pos + 1, 1.0, ROPE_PRECISION_FLOAT), 0);
+        ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, 64,
+                             pos, pos + 1, 1.0, ROPE_PRECISION_FLOAT),
+                         0);
         ck_assert(rope_angle(pos, inv[j % 32], ROPE_PRECISION_FLOAT)
                   == (double)(float)row[2]);
         ck_assert(float_ulp_diff(c[j], (float)row[3]) <= 1);
@@ -226,8 +229,9 @@ START_TEST(test_apply_matches_hugging_face)
         long pos = (long)rows[0];
         for (int j = 0; j < 64; j++)
             q[j] = k[j] = (float)rows[4 * j + 2];
-        ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, 64, pos,
-                             pos + 1, 1.0, ROPE_PRECISION_FLOAT), 0);
+        ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, 64,
+                             pos, pos + 1, 1.0, ROPE_PRECISION_FLOAT),
+                         0);
         rope_apply_rotary_pos_emb(q, k, c, s, 1, 1, 1, 1, 64, 0,
                                   ROPE_PAIRING_HALF);
         for (int j = 0; j < 64; j++)
@@ -295,7 +299,8 @@ static void rotation_matrix(double *R, int d, long m)
     for (int col = 0; col < d; col++) {
         memset(e, 0, sizeof e);
         e[col] = 1;
-        rotate_to(e, d, 1e4, m, ROPE_PRECISION_DOUBLE, ROPE_PAIRING_HALF);
+        rotate_to(e, d, 1e4, m, ROPE_PRECISION_DOUBLE,
+                  ROPE_PAIRING_HALF);
         for (int row = 0; row < d; row++)
             R[row * d + col] = e[row];
     }
@@ -332,8 +337,10 @@ START_TEST(test_rotation_keeps_the_norm)
     fill(x, 96, 7);
     for (long m = 1; m < 40000; m = m * 3 + 1) {
         memcpy(y, x, sizeof x);
-        rotate_to(y, 96, 1e6, m, ROPE_PRECISION_FLOAT, ROPE_PAIRING_HALF);
-        ck_assert_double_eq_tol(dot(y, y, 96) / dot(x, x, 96), 1.0, 1e-6);
+        rotate_to(y, 96, 1e6, m, ROPE_PRECISION_FLOAT,
+                  ROPE_PAIRING_HALF);
+        ck_assert_double_eq_tol(dot(y, y, 96) / dot(x, x, 96), 1.0,
+                                1e-6);
     }
 }
 END_TEST
@@ -401,16 +408,21 @@ START_TEST(test_permuted_weights_give_the_same_scores)
     enum { D = 8, W = 16 };
     float Wq[D * W], Wk[D * W], x[W], y[W];
     int id[D], perm[D];
-    fill(Wq, D * W, 1); fill(Wk, D * W, 2); fill(x, W, 3); fill(y, W, 4);
+    fill(Wq, D * W, 1); fill(Wk, D * W, 2);
+    fill(x, W, 3); fill(y, W, 4);
     rope_pairing_permutation(perm, D);
     for (int j = 0; j < D; j++) id[j] = j;
     for (long m = 0; m < 3000; m += 701)
         for (long n = 0; n < 3000; n += 599) {
             float q[D], k[D], pq[D], pk[D];
-            project(Wq, x, q, D, W, id);   project(Wk, y, k, D, W, id);
-            project(Wq, x, pq, D, W, perm); project(Wk, y, pk, D, W, perm);
-            rotate_to(q, D, 1e4, m, ROPE_PRECISION_FLOAT, ROPE_PAIRING_HALF);
-            rotate_to(k, D, 1e4, n, ROPE_PRECISION_FLOAT, ROPE_PAIRING_HALF);
+            project(Wq, x, q, D, W, id);
+            project(Wk, y, k, D, W, id);
+            project(Wq, x, pq, D, W, perm);
+            project(Wk, y, pk, D, W, perm);
+            rotate_to(q, D, 1e4, m, ROPE_PRECISION_FLOAT,
+                      ROPE_PAIRING_HALF);
+            rotate_to(k, D, 1e4, n, ROPE_PRECISION_FLOAT,
+                      ROPE_PAIRING_HALF);
             rotate_to(pq, D, 1e4, m, ROPE_PRECISION_FLOAT,
                       ROPE_PAIRING_INTERLEAVED);
             rotate_to(pk, D, 1e4, n, ROPE_PRECISION_FLOAT,
@@ -424,7 +436,8 @@ START_TEST(test_rotating_the_hidden_state_breaks_relativity)
     enum { D = 8 };
     float Wq[D * D], Wk[D * D], x[D], y[D];
     int id[D];
-    fill(Wq, D * D, 5); fill(Wk, D * D, 6); fill(x, D, 7); fill(y, D, 8);
+    fill(Wq, D * D, 5); fill(Wk, D * D, 6);
+    fill(x, D, 7); fill(y, D, 8);
     for (int j = 0; j < D; j++) id[j] = j;
     double worst_wrong = 0, worst_right = 0;
     for (long t = 1; t < 400; t += 37) {
@@ -438,7 +451,7 @@ START_TEST(test_rotating_the_hidden_state_breaks_relativity)
             rotate_to(yr, D, 1e4, n, ROPE_PRECISION_DOUBLE,
                       ROPE_PAIRING_HALF);
             project(Wq, xr, q, D, D, id); project(Wk, yr, k, D, D, id);
-            score[0][shifted] = dot(q, k, D);     /* rotated too early */
+            score[0][shifted] = dot(q, k, D);   /* rotated too early */
             project(Wq, x, q, D, D, id); project(Wk, y, k, D, D, id);
             rotate_to(q, D, 1e4, m, ROPE_PRECISION_DOUBLE,
                       ROPE_PAIRING_HALF);
@@ -446,8 +459,10 @@ START_TEST(test_rotating_the_hidden_state_breaks_relativity)
                       ROPE_PAIRING_HALF);
             score[1][shifted] = dot(q, k, D);     /* MiniMind's place */
         }
-        worst_wrong = fmax(worst_wrong, fabs(score[0][0] - score[0][1]));
-        worst_right = fmax(worst_right, fabs(score[1][0] - score[1][1]));
+        double wrong = fabs(score[0][0] - score[0][1]);
+        double right = fabs(score[1][0] - score[1][1]);
+        worst_wrong = fmax(worst_wrong, wrong);
+        worst_right = fmax(worst_right, right);
     }
     ck_assert_double_gt(worst_wrong, 1e-3);
     ck_assert_double_lt(worst_right, 1e-5);
@@ -467,9 +482,10 @@ START_TEST(test_start_pos_and_heads_use_the_right_rows)
     ck_assert(memcmp(c + S0 * D, c2, sizeof c2) == 0);
     ck_assert(memcmp(s + S0 * D, s2, sizeof s2) == 0);
     fill(q, 2 * L * 4 * D, 9);
-    for (int tok = 0; tok < 2 * L; tok++)  /* key heads = query head 0 */
+    for (int tok = 0; tok < 2 * L; tok++)  /* keys = query head 0 */
         for (int h = 0; h < 2; h++)
-            memcpy(k + (tok * 2 + h) * D, q + tok * 4 * D, D * sizeof *k);
+            memcpy(k + (tok * 2 + h) * D, q + tok * 4 * D,
+                   D * sizeof *k);
     memcpy(q2, q, sizeof q); memcpy(k2, k, sizeof k);
     rope_apply_rotary_pos_emb(q, k, c, s, 2, L, 4, 2, D, S0,
                               ROPE_PAIRING_HALF);
@@ -491,8 +507,10 @@ START_TEST(test_attention_factor_scales_every_entry)
     for (int p = 0; p < 2; p++) {
         rope_precision prec = p ? ROPE_PRECISION_DOUBLE
                                 : ROPE_PRECISION_FLOAT;
-        rope_freqs_cis_from_inv_freq(c1, s1, inv, 96, 777, 778, 1.0, prec);
-        rope_freqs_cis_from_inv_freq(c2, s2, inv, 96, 777, 778, 2.0, prec);
+        rope_freqs_cis_from_inv_freq(c1, s1, inv, 96, 777, 778, 1.0,
+                                     prec);
+        rope_freqs_cis_from_inv_freq(c2, s2, inv, 96, 777, 778, 2.0,
+                                     prec);
         for (int j = 0; j < 96; j++) {
             ck_assert(c2[j] == 2 * c1[j]);
             ck_assert(s2[j] == 2 * s1[j]);
@@ -508,8 +526,10 @@ START_TEST(test_rotation_far_from_the_start)
     fill(x, D, 12);
     for (long m = 999990; m < 1000000; m += 3) {
         memcpy(y, x, sizeof x); memcpy(z, x, sizeof x);
-        rotate_to(y, D, 1e4, m, ROPE_PRECISION_DOUBLE, ROPE_PAIRING_HALF);
-        rotate_to(z, D, 1e4, m, ROPE_PRECISION_FLOAT, ROPE_PAIRING_HALF);
+        rotate_to(y, D, 1e4, m, ROPE_PRECISION_DOUBLE,
+                  ROPE_PAIRING_HALF);
+        rotate_to(z, D, 1e4, m, ROPE_PRECISION_FLOAT,
+                  ROPE_PAIRING_HALF);
         for (int i = 0; i < D / 2; i++) {
             double a = (double)m * inv[i], c = cos(a), s = sin(a);
             double want0 = x[i] * c - x[i + D / 2] * s;
@@ -577,9 +597,11 @@ START_TEST(test_summation_by_parts_and_the_bound)
             double r = (double)(m - n), hr[H + 1], hi[H + 1];
             double sum_re = 0, abel_re = 0, sre = 0, sim = 0;
             double max_dh = 0, sum_abs_s = 0;
-            for (int i = 0; i < H; i++) {   /* h_i = q_[i] conj(k_[i]) */
-                hr[i] = (double)q[2*i] * k[2*i] + (double)q[2*i+1] * k[2*i+1];
-                hi[i] = (double)q[2*i+1] * k[2*i] - (double)q[2*i] * k[2*i+1];
+            for (int i = 0; i < H; i++) {  /* h_i = q_[i] conj(k_[i]) */
+                double q0 = q[2 * i], q1 = q[2 * i + 1];
+                double k0 = k[2 * i], k1 = k[2 * i + 1];
+                hr[i] = q0 * k0 + q1 * k1;
+                hi[i] = q1 * k0 - q0 * k1;
             }
             hr[H] = hi[H] = 0;
             for (int i = 0; i < H; i++) {
@@ -592,15 +614,19 @@ START_TEST(test_summation_by_parts_and_the_bound)
                 sum_abs_s += hypot(sre, sim);
             }
             memcpy(qi, q, sizeof q); memcpy(ki, k, sizeof k);
-            rotate_to(qi, D, 1e4, m, ROPE_PRECISION_DOUBLE, ROPE_PAIRING_INTERLEAVED);
-            rotate_to(ki, D, 1e4, n, ROPE_PRECISION_DOUBLE, ROPE_PAIRING_INTERLEAVED);
+            rotate_to(qi, D, 1e4, m, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_INTERLEAVED);
+            rotate_to(ki, D, 1e4, n, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_INTERLEAVED);
             ck_assert_double_eq_tol(dot(qi, ki, D), sum_re, 1e-5);
             ck_assert_double_eq_tol(sum_re, abel_re, 1e-9);
-            ck_assert_double_le(fabs(sum_re), max_dh * sum_abs_s + 1e-9);
+            ck_assert_double_le(fabs(sum_re),
+                                max_dh * sum_abs_s + 1e-9);
         }
 }
 END_TEST
-#define GOOD "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"
+#define GOOD "{'descr': '<f4', 'fortran_order': False, " \
+             "'shape': (2, 3), }"
 static const float six[6] = {1, -2, 3.5f, 1e-30f, -0.0f, 7};
 
 START_TEST(test_npy_reads_versions_1_and_2)
@@ -671,8 +697,8 @@ START_TEST(test_npy_write_then_read_round_trip)
     close(fd);
     long shape[4] = {1, 2, 3, 1};
     rope_npy a;
-    ck_assert_int_eq(rope_npy_write(path, six, 4, shape, err, sizeof err),
-                     0);
+    ck_assert_int_eq(rope_npy_write(path, six, 4, shape, err,
+                                    sizeof err), 0);
     ck_assert_int_eq(rope_npy_read(path, &a, err, sizeof err), 0);
     ck_assert_int_eq(a.ndim, 4);
     for (int i = 0; i < 4; i++)

@@ -55,7 +55,7 @@ static float *read_golden(const char *path, size_t *n)
     return v;
 }
 #define MMDIR "tests/golden/minimind/"
-static int golden_numbers(FILE *f)
+static int rotary_golden_numbers(FILE *f)
 {
     static const struct { int d; long end; const char *c, *s; } t[2] = {
         {64, 32, MMDIR "rope_default_d64_end32_cos.txt",
@@ -123,7 +123,7 @@ static int golden_numbers(FILE *f)
     free(h);
     return 0;
 }
-static int precision_table(FILE *f)
+static int rotary_precision_table(FILE *f)
 {
     enum { D = 96 };
     const double base = 1e6;
@@ -171,7 +171,7 @@ static int precision_table(FILE *f)
     def_sci(f, "rotary-prec-bound-1m", 1e6 * ldexp(1.0, -24));
     return 0;
 }
-static int decay(FILE *f, const char *dir)
+static int rotary_decay(FILE *f, const char *dir)
 {
     enum { D = 96 };
     const long rmax = 2000, rmark = 1000;
@@ -192,7 +192,7 @@ static int decay(FILE *f, const char *dir)
            rope_decay_average(D, 1e6, rmark));
     return 0;
 }
-static int memory(FILE *f)
+static int rotary_memory(FILE *f)
 {
     const double L = 32768, d = 96, heads = 8, MiB = 1048576.0;
     double rope = 2 * L * d * 4, bias = heads * L * L * 4;
@@ -210,8 +210,8 @@ static int memory(FILE *f)
 int bookdata_rotary(const char *dir)
 {
     FILE *f = bd_numbers_open(dir, "rotary");
-    int rc = golden_numbers(f) || precision_table(f) || decay(f, dir)
-             || memory(f);
+    int rc = rotary_golden_numbers(f) || rotary_precision_table(f)
+             || rotary_decay(f, dir) || rotary_memory(f);
     bd_close(f);
     return rc;
 }

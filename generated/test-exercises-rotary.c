@@ -5,7 +5,7 @@
 #include "tests.h"
 #include "exercises-rotary.h"
 
-static void fill(float *x, size_t n, unsigned seed)
+static void randfill(float *x, size_t n, unsigned seed)
 {
     unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1u);
     for (size_t i = 0; i < n; i++) {
@@ -14,7 +14,7 @@ static void fill(float *x, size_t n, unsigned seed)
     }
 }
 
-static double dot(const float *a, const float *b, int n)
+static double dot64(const float *a, const float *b, int n)
 {
     double sum = 0;
     for (int i = 0; i < n; i++)
@@ -39,7 +39,7 @@ START_TEST(exercise_3_1_unrotate_inverts_the_rotation)
     float x[D], y[D], k[D], spare[D];
     ck_assert_int_eq(rope_precompute_freqs_cis(c, s, D, END, 1e6,
                          ROPE_PRECISION_FLOAT), 0);
-    fill(x, D, 31);
+    randfill(x, D, 31);
     memcpy(y, x, sizeof x);
     rope_ex_unrotate(y, c, s, D, 0);
     ck_assert(memcmp(x, y, sizeof x) == 0);
@@ -75,8 +75,8 @@ START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
     float wq[H * D * IN], wk[H * D * IN];
     float hq[H * D * IN], hk[H * D * IN];
     float x[IN], y[IN];
-    fill(wq, H * D * IN, 41); fill(wk, H * D * IN, 42);
-    fill(x, IN, 43); fill(y, IN, 44);
+    randfill(wq, H * D * IN, 41); randfill(wk, H * D * IN, 42);
+    randfill(x, IN, 43); randfill(y, IN, 44);
     rope_ex_interleaved_to_half_rows(wq, hq, H, D, IN);
     rope_ex_interleaved_to_half_rows(wk, hk, H, D, IN);
     for (int h = 0; h < H; h++)
@@ -104,7 +104,8 @@ START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
                           ROPE_PAIRING_HALF);
                 rotate_to(k2, D, 1e4, n, ROPE_PRECISION_FLOAT,
                           ROPE_PAIRING_HALF);
-                ck_assert_double_eq_tol(dot(q, k, D), dot(q2, k2, D),
+                ck_assert_double_eq_tol(dot64(q, k, D),
+                                        dot64(q2, k2, D),
                                         1e-5);
             }
 }
@@ -113,8 +114,8 @@ START_TEST(exercise_3_3_score_depends_on_the_distance)
 {
     enum { D = 64 };
     float q[D], k[D], qr[D], kr[D];
-    fill(q, D, 51); fill(k, D, 52);
-    double scale = sqrt(dot(q, q, D) * dot(k, k, D));
+    randfill(q, D, 51); randfill(k, D, 52);
+    double scale = sqrt(dot64(q, q, D) * dot64(k, k, D));
     for (long m = 0; m < 70000; m += 6007)
         for (long n = 0; n < 70000; n += 7919) {
             memcpy(qr, q, sizeof q); memcpy(kr, k, sizeof k);
@@ -124,7 +125,7 @@ START_TEST(exercise_3_3_score_depends_on_the_distance)
                       ROPE_PAIRING_HALF);
             ck_assert_double_eq_tol(
                 rope_ex_score_at_distance(q, k, D, 1e6, n - m),
-                dot(qr, kr, D), 1e-5 * scale);
+                dot64(qr, kr, D), 1e-5 * scale);
         }
 }
 END_TEST

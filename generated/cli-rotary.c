@@ -116,17 +116,18 @@ static int print_freqs(const cli_rope_options *o, const char *what,
                        const long *pos, size_t n_pos)
 {
     int half = o->head_dim / 2, done = 0, rc;
-    float inv_freq[2048], angles[2048], *c, *s;
+    float inv_freq[2048], *c, *s;
     double attention_factor;
     if ((rc = cli_rope_inv_freq(o, inv_freq, &attention_factor)) != 0)
         return rc;
     if (strcmp(what, "inv_freq") == 0)
         print_row(inv_freq, half, 1), done = 1;
     for (size_t p = 0; strcmp(what, "angles") == 0 && p < n_pos; p++) {
-        for (int i = 0; i < half; i++)
-            angles[i] = (float)rope_angle(pos[p], inv_freq[i],
-                                          o->precision);
-        print_row(angles, half, 1), done = 1;
+        for (int i = 0; i < half; i++)   /* a float angle is exact */
+            printf("%s%.9e", i ? " " : "",
+                   rope_angle(pos[p], inv_freq[i], o->precision));
+        putchar('\n');
+        done = 1;
     }
     int is_cos = strcmp(what, "cos") == 0;
     for (size_t p = 0; (is_cos || strcmp(what, "sin") == 0) && p < n_pos;

@@ -175,7 +175,8 @@ static int npy_string(npy_cursor *c, char *buf, size_t len)
     char quote = npy_take(c, '\'') ? '\'' : npy_take(c, '"') ? '"' : 0;
     if (quote == 0) return 0;
     while (c->p < c->end && *c->p != quote) {
-        if (k + 1 >= len) return 0;
+        if (k + 1 >= len || *c->p < ' ' || *c->p > '~')
+            return 0;   /* too long, or not printable ASCII */
         buf[k++] = *c->p++;
     }
     buf[k] = '\0';

@@ -695,6 +695,9 @@ START_TEST(test_npy_refuses_malformed_files)
     expect_npy_error(buf, n, "shape");
     n = make_npy(buf, 1, "['descr', '<f4']", npy_six, 6);
     expect_npy_error(buf, n, "dictionary");
+    n = make_npy(buf, 1, "{'des\ncr': '<f4', 'fortran_order': False, "
+                 "'shape': (2, 3), }", npy_six, 6);
+    expect_npy_error(buf, n, "dictionary");
 }
 END_TEST
 START_TEST(test_npy_write_then_read_round_trip)

@@ -1,5 +1,6 @@
 /* cli-rotary.c: the commands rope freqs and rope apply (chapter 3),
    and the RoPE options shared with chapters 4 and 5. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,8 +63,9 @@ int cli_rope_validate(const cli_rope_options *o)
     if (o->head_dim % 2 != 0)
         return cli_error("--head-dim must be even, got %d",
                          o->head_dim);
-    if (!(o->theta > 1.0))
-        return cli_error("--theta must be above 1, got %g", o->theta);
+    if (!(o->theta > 1.0) || o->theta > FLT_MAX)
+        return cli_error("--theta must be above 1 and a float, got %g",
+                         o->theta);
     /* chapter 4 validates its scaling options here */
     return 0;
 }

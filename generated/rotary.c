@@ -3,6 +3,7 @@
    apply_rotary_pos_emb).
    Tangled from chapters/03-rope.nw. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ int rope_precompute_freqs_cis(float *freqs_cos, float *freqs_sin,
         rope_precision precision)
 {
     if (!table_arguments_ok(head_dim, 0, end) || !(rope_base > 1.0)
-        || !isfinite(rope_base))
+        || !(rope_base <= FLT_MAX))   /* the base is used as a float */
         return EINVAL;
     float *inv_freq = malloc((size_t)(head_dim / 2) * sizeof *inv_freq);
     if (inv_freq == NULL)

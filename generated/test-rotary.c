@@ -557,6 +557,8 @@ START_TEST(test_bad_arguments_are_refused)
                          ROPE_PRECISION_FLOAT), 0);
     ck_assert_int_ne(rope_precompute_freqs_cis(c, s, 8, 1, 1.0,
                          ROPE_PRECISION_FLOAT), 0);
+    ck_assert_int_ne(rope_precompute_freqs_cis(c, s, 8, 1, 1e300,
+                         ROPE_PRECISION_FLOAT), 0);
     ck_assert_int_ne(rope_precompute_freqs_cis(c, s, 8, -1, 1e4,
                          ROPE_PRECISION_FLOAT), 0);
     ck_assert_int_ne(rope_freqs_cis_from_inv_freq(c, s, inv, 8, 5, 4,

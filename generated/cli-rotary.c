@@ -108,7 +108,7 @@ static int per_position(const char *what)
     return strcmp(what, "angles") == 0 || strcmp(what, "cos") == 0
            || strcmp(what, "sin") == 0;
 }
-static void print_row(const float *x, int n, int repeat)
+static void print_freqs_row(const float *x, int n, int repeat)
 {
     for (int j = 0; j < n * repeat; j++)
         printf("%s%.9e", j ? " " : "", (double)x[j / repeat]);
@@ -123,7 +123,7 @@ static int print_freqs(const cli_rope_options *o, const char *what,
     if ((rc = cli_rope_inv_freq(o, inv_freq, &attention_factor)) != 0)
         return rc;
     if (strcmp(what, "inv_freq") == 0)
-        print_row(inv_freq, half, 1), done = 1;
+        print_freqs_row(inv_freq, half, 1), done = 1;
     for (size_t p = 0; strcmp(what, "angles") == 0 && p < n_pos; p++) {
         for (int i = 0; i < half; i++)   /* a float angle is exact */
             printf("%s%.9e", i ? " " : "",
@@ -137,9 +137,9 @@ static int print_freqs(const cli_rope_options *o, const char *what,
         if ((rc = cli_rope_table(o, pos[p], pos[p] + 1, &c, &s)) != 0)
             return rc;
         if (o->pairing == ROPE_PAIRING_HALF)
-            print_row(is_cos ? c : s, o->head_dim, 1);
+            print_freqs_row(is_cos ? c : s, o->head_dim, 1);
         else
-            print_row(is_cos ? c : s, half, 2);
+            print_freqs_row(is_cos ? c : s, half, 2);
         free(c); free(s);
         done = 1;
     }

@@ -58,7 +58,7 @@ START_TEST(exercise_3_1_unrotate_inverts_the_rotation)
     }
 }
 END_TEST
-static void matvec(const float *w, const float *x, float *y, int rows,
+static void ex_matvec(const float *w, const float *x, float *y, int rows,
                    int cols)
 {
     for (int r = 0; r < rows; r++) {
@@ -92,10 +92,10 @@ START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
         for (long n = 0; n < 900; n += 211)
             for (int h = 0; h < H; h++) {
                 float q[D], k[D], q2[D], k2[D];
-                matvec(wq + h * D * IN, x, q, D, IN);
-                matvec(wk + h * D * IN, y, k, D, IN);
-                matvec(hq + h * D * IN, x, q2, D, IN);
-                matvec(hk + h * D * IN, y, k2, D, IN);
+                ex_matvec(wq + h * D * IN, x, q, D, IN);
+                ex_matvec(wk + h * D * IN, y, k, D, IN);
+                ex_matvec(hq + h * D * IN, x, q2, D, IN);
+                ex_matvec(hk + h * D * IN, y, k2, D, IN);
                 rotate_to(q, D, 1e4, m, ROPE_PRECISION_FLOAT,
                           ROPE_PAIRING_INTERLEAVED);
                 rotate_to(k, D, 1e4, n, ROPE_PRECISION_FLOAT,

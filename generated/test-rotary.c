@@ -107,7 +107,7 @@ START_TEST(test_inv_freq_and_angles_match_minimind)
         GMM "rope_default_d96_end8_angles.txt");
 }
 END_TEST
-static void check_table(int d, long end, const char *cos_path,
+static void check_cos_sin(int d, long end, const char *cos_path,
                         const char *sin_path)
 {
     size_t n = (size_t)end * (size_t)d;
@@ -126,9 +126,9 @@ static void check_table(int d, long end, const char *cos_path,
 
 START_TEST(test_cos_sin_within_one_ulp_of_minimind)
 {
-    check_table(64, 32, GMM "rope_default_d64_end32_cos.txt",
+    check_cos_sin(64, 32, GMM "rope_default_d64_end32_cos.txt",
                 GMM "rope_default_d64_end32_sin.txt");
-    check_table(96, 8, GMM "rope_default_d96_end8_cos.txt",
+    check_cos_sin(96, 8, GMM "rope_default_d96_end8_cos.txt",
                 GMM "rope_default_d96_end8_sin.txt");
 }
 END_TEST

@@ -58,8 +58,8 @@ START_TEST(exercise_3_1_unrotate_inverts_the_rotation)
     }
 }
 END_TEST
-static void ex_matvec(const float *w, const float *x, float *y, int rows,
-                   int cols)
+static void ex_matvec(const float *w, const float *x, float *y,
+                      int rows, int cols)
 {
     for (int r = 0; r < rows; r++) {
         double sum = 0;

@@ -9,6 +9,7 @@ static const struct {
     /* {name, writer}: chapters 1-5 */
     {"positions", bookdata_positions},
     {"sinusoidal", bookdata_sinusoidal},
+    {"rotary", bookdata_rotary},
     {NULL, NULL}
 };
 

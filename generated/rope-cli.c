@@ -9,6 +9,14 @@ static const cli_command commands[] = {
      "chapter 1: print the table of a demonstration"},
     {"pe", cmd_pe, "pe --d-model D --positions LIST [--base B]",
      "chapter 2: print the sinusoidal encoding of positions"},
+    {"freqs", cmd_freqs, "freqs --head-dim D --theta B (--end N | "
+     "--positions P1,P2,...) [--pairing half|interleaved] "
+     "[--precision float|double] [--print inv_freq|angles|cos|sin]",
+     "RoPE frequencies, angles or cos/sin tables, as MiniMind builds them"},
+    {"apply", cmd_apply, "apply --q Q.npy --k K.npy --theta B "
+     "--start-pos S --out-q OQ.npy --out-k OK.npy [--pairing ...] "
+     "[--precision ...]",
+     "rotate queries and keys stored as float32 .npy files"},
     {NULL, NULL, NULL, NULL}
 };
 

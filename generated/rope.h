@@ -23,6 +23,22 @@ enum {
     ROPE_PE_EBASE = 2,     /* base not finite or not > 1 */
     ROPE_PE_ELEN = 3       /* negative number of positions */
 };
+/* chapter 3: rotary position embeddings */
+typedef enum {
+    ROPE_PAIRING_HALF, ROPE_PAIRING_INTERLEAVED
+} rope_pairing;
+typedef enum {
+    ROPE_PRECISION_FLOAT, ROPE_PRECISION_DOUBLE
+} rope_precision;
+/* positions t < 2^24 are exact in float32; tables stop there */
+#define ROPE_MAX_POSITION 16777216L
+#define ROPE_NPY_MAX_NDIM 8
+typedef struct rope_npy {
+    int ndim;
+    long shape[ROPE_NPY_MAX_NDIM];
+    size_t count;   /* product of the shape */
+    float *data;    /* count floats, C order; free with rope_npy_free */
+} rope_npy;
 /* declarations: chapters 1-5 */
 /* chapter 1: attention without positions */
 uint64_t rope_splitmix64(uint64_t *state);
@@ -77,4 +93,28 @@ void rope_pe_draw_example(uint64_t seed, int n, int d_model, int d,
 double rope_pe_rms(const double *a, size_t len);
 int rope_pe_print_rows(FILE *out, const long *positions, size_t n,
                        int d_model, double base);
+/* chapter 3: rotary position embeddings */
+void rope_default_inv_freq(float *inv_freq, int head_dim,
+                           double rope_base);
+int rope_freqs_cis_from_inv_freq(float *freqs_cos, float *freqs_sin,
+        const float *inv_freq, int head_dim, long start, long end,
+        double attention_factor, rope_precision precision);
+int rope_precompute_freqs_cis(float *freqs_cos, float *freqs_sin,
+        int head_dim, long end, double rope_base,
+        rope_precision precision);
+void rope_rotate_half(const float *x, float *out, int head_dim);
+void rope_apply_rotary_pos_emb(float *q, float *k,
+        const float *freqs_cos, const float *freqs_sin,
+        int batch, int seq_len, int n_heads, int n_kv_heads,
+        int head_dim, long start_pos, rope_pairing pairing);
+void rope_pairing_permutation(int *perm, int head_dim);
+double rope_angle(long t, float inv_freq, rope_precision precision);
+double rope_decay_average(int head_dim, double rope_base, double r);
+int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
+                   char *err, size_t errlen);
+int rope_npy_read(const char *path, rope_npy *a, char *err,
+                  size_t errlen);
+int rope_npy_write(const char *path, const float *data, int ndim,
+                   const long *shape, char *err, size_t errlen);
+void rope_npy_free(rope_npy *a);
 #endif

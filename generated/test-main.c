@@ -12,6 +12,8 @@ static const struct {
     {1, exercises_positions_suite},
     {2, sinusoidal_suite},
     {2, exercises_sinusoidal_suite},
+    {3, rotary_suite},
+    {3, exercises_rotary_suite},
     {0, NULL}
 };
 

@@ -362,6 +362,53 @@ START_TEST(test_print_rows_matches_formula)
     fclose(f);
 }
 END_TEST
+START_TEST(test_cli_pe_prints_the_library_rows)
+{
+    static const long pos[3] = {0, 1, 50};
+    char *expect = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&expect, &len);
+    ck_assert(f != NULL);
+    ck_assert_int_eq(rope_pe_print_rows(f, pos, 3, 8, 1e4), ROPE_PE_OK);
+    fclose(f);
+    cli_result r = cli_run("pe --d-model 8 --positions 0,1,50");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, expect);
+    ck_assert_int_eq(cli_line_count(r.out), 3);
+    ck_assert_str_eq(r.err, "");
+    free(expect);
+    cli_result_free(&r);
+}
+END_TEST
+static const char *const pe_bad_calls[][2] = {
+    {"pe --d-model 7 --positions 0", "--d-model"},
+    {"pe --d-model 0 --positions 0", "--d-model"},
+    {"pe --d-model 8 --positions -1", "--positions"},
+    {"pe --d-model 8 --positions 0,x", "--positions"},
+    {"pe --d-model 8 --positions 0 --base 1", "--base"},
+    {"pe --d-model 8 --positions 0 --base 0.5", "--base"},
+    {"pe --d-model 8 --positions 0 --base nan", "--base"},
+    {"pe --d-model", "--d-model"},
+    {"pe --d-model 8 --positions", "--positions"},
+    {"pe --d-model 8 --positions 0 --base", "--base"},
+    {"pe --positions 1", "--d-model"},
+    {"pe --d-model 8", "--positions"},
+    {"pe --d-model 8 --positions 0 --colour red", "--colour"},
+};
+#define N_PE_BAD_CALLS (sizeof pe_bad_calls / sizeof pe_bad_calls[0])
+
+START_TEST(test_cli_pe_rejects_bad_arguments)
+{
+    cli_result r = cli_run(pe_bad_calls[_i][0]);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_int_eq(cli_line_count(r.err), 1);
+    ck_assert_msg(strncmp(r.err, "rope: error: ", 13) == 0
+                  && strstr(r.err, pe_bad_calls[_i][1]) != NULL,
+                  "'%s' gave: %s", pe_bad_calls[_i][0], r.err);
+    cli_result_free(&r);
+}
+END_TEST
 
 Suite *sinusoidal_suite(void)
 {
@@ -369,6 +416,7 @@ Suite *sinusoidal_suite(void)
     TCase *tab = tcase_create("table");
     TCase *rot = tcase_create("rotation and dot product");
     TCase *att = tcase_create("four terms and bands");
+    TCase *cli = tcase_create("command line");
     tcase_add_test(tab, test_pe_matches_reference_table);
     tcase_add_loop_test(tab, test_pe_matches_long_double, 0, 2);
     tcase_add_test(tab, test_pe_position_zero);
@@ -377,7 +425,10 @@ Suite *sinusoidal_suite(void)
     tcase_add_test(tab, test_pe_is_bounded);
     tcase_add_test(tab, test_pe_float_close_to_double);
     tcase_add_test(tab, test_pe_rejects_bad_arguments);
-    tcase_add_test(tab, test_print_rows_matches_formula);
+    tcase_add_test(cli, test_print_rows_matches_formula);
+    tcase_add_test(cli, test_cli_pe_prints_the_library_rows);
+    tcase_add_loop_test(cli, test_cli_pe_rejects_bad_arguments, 0,
+                        (int)N_PE_BAD_CALLS);
     tcase_add_loop_test(rot, test_shift_is_rotation, 0, (int)N_GRID_T);
     tcase_add_test(rot, test_rotation_is_orthogonal);
     tcase_add_test(rot, test_rotation_has_determinant_one);
@@ -391,5 +442,6 @@ Suite *sinusoidal_suite(void)
     suite_add_tcase(s, tab);
     suite_add_tcase(s, rot);
     suite_add_tcase(s, att);
+    suite_add_tcase(s, cli);
     return s;
 }

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include "bookdata.h"
 
-static const char *tex_num(char *buf, size_t size, double v, int digits)
+static const char *pe_tex_num(char *buf, size_t size, double v,
+                              int digits)
 {
     if (v != 0.0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6)) {
         int e = (int)floor(log10(fabs(v)));
@@ -20,7 +21,7 @@ static const char *tex_num(char *buf, size_t size, double v, int digits)
     }
     return buf;
 }
-static int write_heatmap(const char *dir, FILE *num)
+static int pe_write_heatmap(const char *dir, FILE *num)
 {
     enum { D = 64, L = 100 };
     static double pe[L * D];
@@ -37,7 +38,7 @@ static int write_heatmap(const char *dir, FILE *num)
     bd_def(num, "sinusoidal-heat-last", "%d", L - 1);
     return 0;
 }
-static int write_dot(const char *dir, FILE *num)
+static int pe_write_dot(const char *dir, FILE *num)
 {
     enum { D = 64, KMAX = 256, T1 = 1000 };
     char buf[64];
@@ -67,16 +68,16 @@ static int write_dot(const char *dir, FILE *num)
     double turns = round((double)best / (2.0 * ROPE_PE_PI));
     bd_def(num, "sinusoidal-near-turns", "%.0f", turns);
     bd_def(num, "sinusoidal-near-delta", "%s",
-           tex_num(buf, sizeof buf,
+           pe_tex_num(buf, sizeof buf,
                    fabs((double)best - 2.0 * ROPE_PE_PI * turns), 2));
     bd_def(num, "sinusoidal-near-gap", "%s",
-           tex_num(buf, sizeof buf, 1.0 - cos((double)best), 2));
+           pe_tex_num(buf, sizeof buf, 1.0 - cos((double)best), 2));
     bd_def(num, "sinusoidal-dot-sumerr", "%s",
-           tex_num(buf, sizeof buf, (D / 2) * (D / 2) * DBL_EPSILON / 2,
+           pe_tex_num(buf, sizeof buf, (D / 2) * (D / 2) * DBL_EPSILON / 2,
                    1));
     return 0;
 }
-static int write_bands(const char *dir, FILE *num)
+static int pe_write_bands(const char *dir, FILE *num)
 {
     enum { D = 512, EVERY = 32, TEXT = 2048 };
     char b1[64], b2[64], b3[64], b4[64];
@@ -100,10 +101,10 @@ static int write_bands(const char *dir, FILE *num)
             continue;
         double w = rope_pe_omega(i, D, 1e4);
         fprintf(t, "%d & %s & %s & %s & %s \\\\\n", i,
-                tex_num(b1, sizeof b1, w, 3),
-                tex_num(b2, sizeof b2, rope_pe_wavelength(i, D, 1e4), 3),
-                tex_num(b3, sizeof b3, rope_pe_half_turn(i, D, 1e4), 3),
-                tex_num(b4, sizeof b4, 2.0 * sin(w / 2.0), 3));
+                pe_tex_num(b1, sizeof b1, w, 3),
+                pe_tex_num(b2, sizeof b2, rope_pe_wavelength(i, D, 1e4), 3),
+                pe_tex_num(b3, sizeof b3, rope_pe_half_turn(i, D, 1e4), 3),
+                pe_tex_num(b4, sizeof b4, 2.0 * sin(w / 2.0), 3));
     }
     fputs("\\bottomrule\n\\end{tabular}\n", t);
     bd_close(t);
@@ -120,18 +121,18 @@ static int write_bands(const char *dir, FILE *num)
     bd_def(num, "sinusoidal-step-first", "%.2f",
            2.0 * sin(rope_pe_omega(0, D, 1e4) / 2.0));
     bd_def(num, "sinusoidal-step-last", "%s",
-           tex_num(b1, sizeof b1,
+           pe_tex_num(b1, sizeof b1,
                    2.0 * sin(rope_pe_omega(D / 2 - 1, D, 1e4) / 2.0), 2));
     return 0;
 }
-static const long grid_t[] = {0, 1, 2, 7, 100, 1000, 4095, 32767,
-                              1000000};
-static const long grid_k[] = {-1000, -7, -1, 0, 1, 2, 5, 17, 100, 999,
-                              4096, 65536};
-#define N_GRID_T (sizeof grid_t / sizeof grid_t[0])
-#define N_GRID_K (sizeof grid_k / sizeof grid_k[0])
+static const long pe_grid_t[] = {0, 1, 2, 7, 100, 1000, 4095, 32767,
+                                 1000000};
+static const long pe_grid_k[] = {-1000, -7, -1, 0, 1, 2, 5, 17, 100,
+                                 999, 4096, 65536};
+#define N_PE_GRID_T (sizeof pe_grid_t / sizeof pe_grid_t[0])
+#define N_PE_GRID_K (sizeof pe_grid_k / sizeof pe_grid_k[0])
 
-static int write_float_accuracy(FILE *num)
+static int pe_write_float_accuracy(FILE *num)
 {
     enum { L = 8192, D = 64 };
     char buf[64];
@@ -152,18 +153,18 @@ static int write_float_accuracy(FILE *num)
     free(pf); free(pd);
     bd_def(num, "sinusoidal-float-len", "%d", L);
     bd_def(num, "sinusoidal-float-maxdiff", "%s",
-           tex_num(buf, sizeof buf, worst, 2));
+           pe_tex_num(buf, sizeof buf, worst, 2));
     bd_def(num, "sinusoidal-float-argmax", "%ld", at);
     return 0;
 }
-static int write_rotation_accuracy(FILE *num)
+static int pe_write_rotation_accuracy(FILE *num)
 {
     enum { D = 64 };
     double pe_t[D], pe_tk[D], m[4], worst = 0.0, ratio = 0.0;
     char buf[64];
-    for (size_t a = 0; a < N_GRID_T; a++)
-        for (size_t g = 0; g < N_GRID_K; g++) {
-            long t = grid_t[a], k = grid_k[g];
+    for (size_t a = 0; a < N_PE_GRID_T; a++)
+        for (size_t g = 0; g < N_PE_GRID_K; g++) {
+            long t = pe_grid_t[a], k = pe_grid_k[g];
             rope_pe_row(pe_t, t, D, 1e4);
             rope_pe_row(pe_tk, t + k, D, 1e4);
             for (int i = 0; i < D / 2; i++) {
@@ -180,20 +181,21 @@ static int write_rotation_accuracy(FILE *num)
             }
         }
     bd_def(num, "sinusoidal-rot-maxerr", "%s",
-           tex_num(buf, sizeof buf, worst, 2));
+           pe_tex_num(buf, sizeof buf, worst, 2));
     bd_def(num, "sinusoidal-rot-ratio", "%.2f", ratio);
     return 0;
 }
 
-static int write_accuracy(FILE *num)
+static int pe_write_accuracy(FILE *num)
 {
     char buf[64];
     bd_def(num, "sinusoidal-golden-tolmax", "%s",
-           tex_num(buf, sizeof buf, DBL_EPSILON * (4.0 * 32767 + 4.0),
-                   2));
-    return write_float_accuracy(num) || write_rotation_accuracy(num);
+           pe_tex_num(buf, sizeof buf,
+                      DBL_EPSILON * (4.0 * 32767 + 4.0), 2));
+    return pe_write_float_accuracy(num)
+        || pe_write_rotation_accuracy(num);
 }
-static int write_terms(FILE *num)
+static int pe_write_terms(FILE *num)
 {
     enum { N = 16, DM = 16, D = 16, NN = N * N };
     double x[N * DM], pe[N * DM], wq[DM * D], wk[DM * D];
@@ -232,14 +234,14 @@ static int write_terms(FILE *num)
     bd_def(num, "sinusoidal-t4-ratio", "%.1f",
            dev / rope_pe_rms(terms + 3 * NN, NN));
     bd_def(num, "sinusoidal-terms-sumerr", "%s",
-           tex_num(buf, sizeof buf, sumerr, 1));
+           pe_tex_num(buf, sizeof buf, sumerr, 1));
     bd_def(num, "sinusoidal-terms-n", "%d", N);
     bd_def(num, "sinusoidal-terms-dmodel", "%d", DM);
     bd_def(num, "sinusoidal-terms-d", "%d", D);
     bd_def(num, "sinusoidal-terms-seed", "%d", ROPE_BOOK_SEED);
     return 0;
 }
-static int write_records(const char *dir, FILE *num)
+static int pe_write_records(const char *dir, FILE *num)
 {
     char b1[64];
     double best = INFINITY;
@@ -253,7 +255,7 @@ static int write_records(const char *dir, FILE *num)
             continue;
         best = delta;
         fprintf(t, "%ld & %.0f & %s \\\\\n", k, r,
-                tex_num(b1, sizeof b1, delta, 2));
+                pe_tex_num(b1, sizeof b1, delta, 2));
     }
     fputs("\\bottomrule\n\\end{tabular}\n", t);
     bd_close(t);
@@ -270,9 +272,9 @@ static int write_records(const char *dir, FILE *num)
             snprintf(key, sizeof key, "sinusoidal-rec-%s", names[e]);
             bd_def(num, key, "%ld", k);
             snprintf(key, sizeof key, "sinusoidal-rec-%s-eps", names[e]);
-            bd_def(num, key, "%s", tex_num(b1, sizeof b1, eps[e], 1));
+            bd_def(num, key, "%s", pe_tex_num(b1, sizeof b1, eps[e], 1));
             snprintf(key, sizeof key, "sinusoidal-rec-%s-delta", names[e]);
-            bd_def(num, key, "%s", tex_num(b1, sizeof b1, delta, 1));
+            bd_def(num, key, "%s", pe_tex_num(b1, sizeof b1, delta, 1));
             break;
         }
     return 0;
@@ -281,9 +283,9 @@ static int write_records(const char *dir, FILE *num)
 int bookdata_sinusoidal(const char *dir)
 {
     FILE *f = bd_numbers_open(dir, "sinusoidal");
-    int rc = write_heatmap(dir, f) || write_dot(dir, f)
-          || write_bands(dir, f) || write_accuracy(f)
-          || write_terms(f) || write_records(dir, f);
+    int rc = pe_write_heatmap(dir, f) || pe_write_dot(dir, f)
+          || pe_write_bands(dir, f) || pe_write_accuracy(f)
+          || pe_write_terms(f) || pe_write_records(dir, f);
     bd_close(f);
     return rc;
 }

@@ -83,7 +83,7 @@ double rope_pe_offset_dot(long k, int d_model, double base)
         sum += cos((double)k * rope_pe_omega(i, d_model, base));
     return sum;
 }
-static void matmul_transposed(const double *a, const double *b,
+static void pe_matmul_transposed(const double *a, const double *b,
                               double *c, int n, int d)
 {
     for (int i = 0; i < n; i++)
@@ -110,15 +110,15 @@ int rope_pe_score_terms(const double *x, const double *pe,
     rope_matmul(x, wk, xk, n, d_model, d);
     rope_matmul(pe, wq, pq, n, d_model, d);
     rope_matmul(pe, wk, pk, n, d_model, d);
-    matmul_transposed(xq, xk, terms, n, d);
-    matmul_transposed(xq, pk, terms + nn, n, d);
-    matmul_transposed(pq, xk, terms + 2 * nn, n, d);
-    matmul_transposed(pq, pk, terms + 3 * nn, n, d);
+    pe_matmul_transposed(xq, xk, terms, n, d);
+    pe_matmul_transposed(xq, pk, terms + nn, n, d);
+    pe_matmul_transposed(pq, xk, terms + 2 * nn, n, d);
+    pe_matmul_transposed(pq, pk, terms + 3 * nn, n, d);
     for (size_t j = 0; j < nm; j++)
         sum[j] = x[j] + pe[j];
     rope_matmul(sum, wq, xq, n, d_model, d);
     rope_matmul(sum, wk, xk, n, d_model, d);
-    matmul_transposed(xq, xk, s, n, d);
+    pe_matmul_transposed(xq, xk, s, n, d);
     free(buf);
     return 0;
 }

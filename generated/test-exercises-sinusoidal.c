@@ -5,18 +5,18 @@
 #include "tests.h"
 #include "exercises-sinusoidal.h"
 
-static const long ex_offsets[] = {-4096, -100, -3, -1, 0, 1, 2, 9, 250,
-                                  4095, 65536};
-#define N_EX_OFFSETS (sizeof ex_offsets / sizeof ex_offsets[0])
+static const long ex_pe_offsets[] = {-4096, -100, -3, -1, 0, 1, 2, 9,
+                                     250, 4095, 65536};
+#define N_EX_PE_OFFSETS (sizeof ex_pe_offsets / sizeof ex_pe_offsets[0])
 
 START_TEST(exercise_2_1_product_is_the_sum)
 {
     double got[4], want[4];
     for (int i = 0; i < 32; i++) {
         double w = rope_pe_omega(i, 64, 1e4);
-        for (size_t a = 0; a < N_EX_OFFSETS; a++)
-            for (size_t b = 0; b < N_EX_OFFSETS; b++) {
-                long k = ex_offsets[a], j = ex_offsets[b];
+        for (size_t a = 0; a < N_EX_PE_OFFSETS; a++)
+            for (size_t b = 0; b < N_EX_PE_OFFSETS; b++) {
+                long k = ex_pe_offsets[a], j = ex_pe_offsets[b];
                 double tol = DBL_EPSILON
                     * (2.0 * (labs(k) + labs(j)) * w + 8.0);
                 ex_rotation_product(got, w, k, j);
@@ -32,8 +32,8 @@ START_TEST(exercise_2_2_shift_back)
     enum { D = 32 };
     double row[D], back[D], want[D], m[4];
     for (long t = 0; t < 3000; t += 301)
-        for (size_t a = 0; a < N_EX_OFFSETS; a++) {
-            long k = ex_offsets[a];
+        for (size_t a = 0; a < N_EX_PE_OFFSETS; a++) {
+            long k = ex_pe_offsets[a];
             rope_pe_row(row, t + k, D, 1e4);
             rope_pe_row(want, t, D, 1e4);
             ex_shift_back(back, row, D, 1e4, k);

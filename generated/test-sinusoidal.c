@@ -148,21 +148,21 @@ START_TEST(test_pe_rejects_bad_arguments)
                      ROPE_PE_EDMODEL);
 }
 END_TEST
-static const long grid_t[] = {0, 1, 2, 7, 100, 1000, 4095, 32767,
-                              1000000};
-static const long grid_k[] = {-1000, -7, -1, 0, 1, 2, 5, 17, 100, 999,
-                              4096, 65536};
-#define N_GRID_T (sizeof grid_t / sizeof grid_t[0])
-#define N_GRID_K (sizeof grid_k / sizeof grid_k[0])
+static const long pe_grid_t[] = {0, 1, 2, 7, 100, 1000, 4095, 32767,
+                                 1000000};
+static const long pe_grid_k[] = {-1000, -7, -1, 0, 1, 2, 5, 17, 100,
+                                 999, 4096, 65536};
+#define N_PE_GRID_T (sizeof pe_grid_t / sizeof pe_grid_t[0])
+#define N_PE_GRID_K (sizeof pe_grid_k / sizeof pe_grid_k[0])
 
 START_TEST(test_shift_is_rotation)
 {
     enum { D = 64 };
-    long t = grid_t[_i];
+    long t = pe_grid_t[_i];
     double pe_t[D], pe_tk[D], m[4];
     rope_pe_row(pe_t, t, D, 1e4);
-    for (size_t g = 0; g < N_GRID_K; g++) {
-        long k = grid_k[g];
+    for (size_t g = 0; g < N_PE_GRID_K; g++) {
+        long k = pe_grid_k[g];
         rope_pe_row(pe_tk, t + k, D, 1e4);
         for (int i = 0; i < D / 2; i++) {
             double w = rope_pe_omega(i, D, 1e4);
@@ -180,8 +180,9 @@ START_TEST(test_rotation_is_orthogonal)
 {
     double m[4];
     for (int i = 0; i < 32; i++)
-        for (size_t g = 0; g < N_GRID_K; g++) {
-            rope_pe_rotation(m, rope_pe_omega(i, 64, 1e4), grid_k[g]);
+        for (size_t g = 0; g < N_PE_GRID_K; g++) {
+            double w = rope_pe_omega(i, 64, 1e4);
+            rope_pe_rotation(m, w, pe_grid_k[g]);
             /* M^T M: products of the columns (m0, m2) and (m1, m3) */
             ck_assert_double_eq_tol(m[0] * m[0] + m[2] * m[2], 1.0,
                                     4 * DBL_EPSILON);
@@ -197,14 +198,15 @@ START_TEST(test_rotation_has_determinant_one)
 {
     double m[4];
     for (int i = 0; i < 32; i++)
-        for (size_t g = 0; g < N_GRID_K; g++) {
-            rope_pe_rotation(m, rope_pe_omega(i, 64, 1e4), grid_k[g]);
+        for (size_t g = 0; g < N_PE_GRID_K; g++) {
+            double w = rope_pe_omega(i, 64, 1e4);
+            rope_pe_rotation(m, w, pe_grid_k[g]);
             ck_assert_double_eq_tol(m[0] * m[3] - m[1] * m[2], 1.0,
                                     4 * DBL_EPSILON);
         }
 }
 END_TEST
-static double dot_tol(long m, long n, int d)
+static double pe_dot_tol(long m, long n, int d)
 {
     return d / 2 * DBL_EPSILON * (2.0 * (labs(m) + labs(n)) + 8.0 + d);
 }
@@ -216,7 +218,7 @@ START_TEST(test_dot_depends_on_offset_only)
         for (long n = -3; n < 6000; n += 91)
             ck_assert_double_eq_tol(rope_pe_dot(m, n, D, 1e4),
                                     rope_pe_offset_dot(m - n, D, 1e4),
-                                    dot_tol(m, n, D));
+                                    pe_dot_tol(m, n, D));
 }
 END_TEST
 START_TEST(test_dot_is_even_with_peak_at_zero)
@@ -274,7 +276,7 @@ START_TEST(test_identity_projections_give_f)
         for (int n = 0; n < N; n++) {
             ck_assert_double_eq_tol(terms[3 * NN + m * N + n],
                                     rope_pe_offset_dot(m - n, DM, 1e4),
-                                    dot_tol(m, n, DM));
+                                    pe_dot_tol(m, n, DM));
             ck_assert(terms[NN + m * N + n]
                       == terms[2 * NN + n * N + m]);
         }
@@ -429,7 +431,7 @@ Suite *sinusoidal_suite(void)
     tcase_add_test(cli, test_cli_pe_prints_the_library_rows);
     tcase_add_loop_test(cli, test_cli_pe_rejects_bad_arguments, 0,
                         (int)N_PE_BAD_CALLS);
-    tcase_add_loop_test(rot, test_shift_is_rotation, 0, (int)N_GRID_T);
+    tcase_add_loop_test(rot, test_shift_is_rotation, 0, (int)N_PE_GRID_T);
     tcase_add_test(rot, test_rotation_is_orthogonal);
     tcase_add_test(rot, test_rotation_has_determinant_one);
     tcase_add_test(rot, test_dot_depends_on_offset_only);

@@ -243,12 +243,14 @@ static int pe_write_terms(FILE *num)
 }
 static int pe_write_records(const char *dir, FILE *num)
 {
+    enum { KMAX = 1000 };
+    const double first = 0.5;   /* radians: a near repeat at all */
     char b1[64];
-    double best = INFINITY;
+    double best = first;
     FILE *t = bd_open(dir, "sinusoidal-records.tex");
     fputs("\\begin{tabular}{rrr}\n\\toprule\noffset $k$ & turns $r$ & "
           "$\\delta(k) = |k - 2\\pi r|$ \\\\\n\\midrule\n", t);
-    for (long k = 1; k <= 1000; k++) {
+    for (long k = 1; k <= KMAX; k++) {
         double r = round((double)k / (2.0 * ROPE_PE_PI));
         double delta = fabs((double)k - 2.0 * ROPE_PE_PI * r);
         if (r < 1.0 || delta >= best)
@@ -259,7 +261,8 @@ static int pe_write_records(const char *dir, FILE *num)
     }
     fputs("\\bottomrule\n\\end{tabular}\n", t);
     bd_close(t);
-    bd_def(num, "sinusoidal-records-kmax", "%d", 1000);
+    bd_def(num, "sinusoidal-records-kmax", "%d", KMAX);
+    bd_def(num, "sinusoidal-records-first", "%.1f", first);
     static const double eps[3] = {0.05, 0.01, 1e-3};
     static const char *const names[3] = {"a", "b", "c"};
     char key[64];

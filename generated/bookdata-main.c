@@ -9,6 +9,7 @@ static const struct {
     /* {name, writer}: chapters 1-5 */
     {"positions", bookdata_positions},
     {"rotary", bookdata_rotary},
+    {"scaling", bookdata_scaling},
     {NULL, NULL}
 };
 

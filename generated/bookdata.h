@@ -11,4 +11,5 @@ void bd_close(FILE *f);
 /* writers: chapters 1-5 */
 int bookdata_positions(const char *dir);
 int bookdata_rotary(const char *dir);
+int bookdata_scaling(const char *dir);
 #endif

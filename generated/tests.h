@@ -13,4 +13,6 @@ Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);
 Suite *rotary_suite(void);
 Suite *exercises_rotary_suite(void);
+Suite *scaling_suite(void);
+Suite *exercises_scaling_suite(void);
 #endif

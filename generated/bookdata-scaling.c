@@ -1,0 +1,308 @@
+/* bookdata-scaling.c: the numbers and figure data of chapter 4. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bookdata.h"
+
+#define ROPE_BD_PI 3.14159265358979323846
+enum { MM_D = 96, MM_L = 2048, MM_M = 32768, MM_S = 16 };
+static const double MM_BASE = 1e6;
+enum { ALL_D = 64, ALL_L = 2048, ALL_S = 16 };
+static const double ALL_BASE = 1e4;
+enum { PIT_M = 1000, PIT_N = 3000, PIT_L = 2048, PIT_I = 20 };
+static const double PIT_S = 2;
+static long bd_ulps(float a, float b)
+{
+    int32_t ia, ib;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    long la = ia < 0 ? -(long)(ia & 0x7fffffff) : ia;
+    long lb = ib < 0 ? -(long)(ib & 0x7fffffff) : ib;
+    return la > lb ? la - lb : lb - la;
+}
+
+static void def_base(FILE *f, const char *key, double base)
+{
+    double e = log10(base);
+    if (fabs(e - nearbyint(e)) < 1e-12)
+        bd_def(f, key, "10^{%d}", (int)nearbyint(e));
+    else
+        bd_def(f, key, "%g", base);
+}
+static rope_scaling yarn_config(rope_yarn_flavor flavor, double factor,
+                                long original)
+{
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_YARN;
+    s.yarn_flavor = flavor;
+    s.factor = factor;
+    s.original_max_position_embeddings = original;
+    s.max_position_embeddings = (long)(factor * (double)original);
+    return s;
+}
+static void write_why(const char *dir, FILE *f)
+{
+    float inv[MM_D / 2];
+    int half = MM_D / 2;
+    FILE *w = bd_open(dir, "scaling-wavelength.dat");
+    rope_default_inv_freq(inv, MM_D, MM_BASE);
+    fprintf(w, "i lambda L M\n");
+    for (int i = 0; i < half; i++)
+        fprintf(w, "%d %.6e %d %d\n", i, 2 * ROPE_BD_PI / inv[i],
+                MM_L, MM_M);
+    bd_close(w);
+    int nl = rope_count_full_turns(inv, MM_D, MM_L);
+    int nm = rope_count_full_turns(inv, MM_D, MM_M);
+    bd_def(f, "scaling-mm-d", "%d", MM_D);
+    bd_def(f, "scaling-mm-L", "%d", MM_L);
+    bd_def(f, "scaling-mm-M", "%d", MM_M);
+    bd_def(f, "scaling-mm-s", "%d", MM_S);
+    def_base(f, "scaling-mm-base", MM_BASE);
+    bd_def(f, "scaling-mm-half", "%d", half);
+    bd_def(f, "scaling-mm-i1", "%.2f",
+           rope_yarn_correction_dim(1, MM_D, MM_BASE, MM_L));
+    bd_def(f, "scaling-mm-lastfull", "%d", nl - 1);
+    bd_def(f, "scaling-mm-nfull", "%d", nl);
+    bd_def(f, "scaling-mm-nfullM", "%d", nm);
+    bd_def(f, "scaling-mm-nnew", "%d", nm - nl);
+    bd_def(f, "scaling-mm-nnever", "%d", half - nm);
+    bd_def(f, "scaling-mm-lambdalast", "%.3g",
+           2 * ROPE_BD_PI / inv[half - 1]);
+    bd_def(f, "scaling-mm-anglelastL", "%.4f", (MM_L - 1) * (double)inv[half - 1]);
+    bd_def(f, "scaling-mm-anglelastM", "%.3f", (MM_M - 1) * (double)inv[half - 1]);
+}
+static void write_pi_ntk(FILE *f)
+{
+    float inv[MM_D / 2];
+    double af;
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_LINEAR;
+    s.factor = MM_S;
+    rope_compute_inv_freq(inv, &af, MM_D, MM_BASE, &s);
+    bd_def(f, "scaling-pi-step0", "%.4f", (double)inv[0]);
+    bd_def(f, "scaling-ntk-base", "%.4g",
+           rope_ntk_aware_base(MM_BASE, MM_S, MM_D));
+    double b = 1e4 * pow(rope_dynamic_factor(2, 4096, 2048), 64.0 / 62);
+    bd_def(f, "scaling-dyn-base", "%.6f", b);
+    bd_def(f, "scaling-dyn-basef", "%.6f", (double)(float)b);
+}
+static void write_pitfall(FILE *f)
+{
+    float old_inv[32], new_inv[32];
+    double af, worst = 0;
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_DYNAMIC;
+    s.factor = PIT_S;
+    s.max_position_embeddings = PIT_L;
+    s.seq_len = PIT_N + 1;
+    rope_default_inv_freq(old_inv, 64, 1e4);
+    rope_compute_inv_freq(new_inv, &af, 64, 1e4, &s);
+    for (int i = 0; i < 32; i++)
+        worst = fmax(worst, PIT_M * fabs((double)new_inv[i] - old_inv[i]));
+    double fresh = cos((double)(PIT_N - PIT_M) * new_inv[PIT_I]);
+    double stale = cos((double)PIT_N * new_inv[PIT_I]
+                       - (double)PIT_M * old_inv[PIT_I]);
+    bd_def(f, "scaling-pit-m", "%d", PIT_M);
+    bd_def(f, "scaling-pit-n", "%d", PIT_N);
+    bd_def(f, "scaling-pit-i", "%d", PIT_I);
+    bd_def(f, "scaling-pit-err", "%.2f", worst);
+    bd_def(f, "scaling-pit-score", "%.2f", fabs(stale - fresh));
+}
+static void write_flavour_column(FILE *f, int d)
+{
+    rope_scaling h = yarn_config(ROPE_YARN_HF, MM_S, MM_L);
+    rope_scaling m = yarn_config(ROPE_YARN_MINIMIND, MM_S, MM_L);
+    float ih[64], im[64], rh[64], rm[64];
+    double hl, hh, ml, mh, af;
+    int nramp = 0, ndiff = 0;
+    long worst = 0;
+    char key[64];
+    rope_yarn_range(&hl, &hh, d, MM_BASE, &h);
+    rope_yarn_range(&ml, &mh, d, MM_BASE, &m);
+    rope_yarn_ramp(rh, d, MM_BASE, &h);
+    rope_yarn_ramp(rm, d, MM_BASE, &m);
+    rope_compute_inv_freq(ih, &af, d, MM_BASE, &h);
+    rope_compute_inv_freq(im, &af, d, MM_BASE, &m);
+    for (int i = 0; i < d / 2; i++) {
+        nramp += rh[i] != rm[i];
+        ndiff += ih[i] != im[i];
+        if (bd_ulps(ih[i], im[i]) > worst)
+            worst = bd_ulps(ih[i], im[i]);
+    }
+    #define FL(name, fmt, v) \
+        (snprintf(key, sizeof key, "scaling-fl%d-" name, d), \
+         bd_def(f, key, fmt, v))
+    FL("d32", "%.3f", rope_yarn_correction_dim(32, d, MM_BASE, MM_L));
+    FL("d1", "%.3f", rope_yarn_correction_dim(1, d, MM_BASE, MM_L));
+    FL("mlo", "%.0f", ml);
+    FL("mhi", "%.0f", mh);
+    FL("hlo", "%.0f", hl);
+    FL("hhi", "%.0f", hh);
+    FL("nramp", "%d", nramp);
+    FL("ndiff", "%d", ndiff);
+    FL("ulp", "%ld", worst);
+    #undef FL
+}
+static void write_yarn(FILE *f)
+{
+    rope_scaling s = yarn_config(ROPE_YARN_HF, 16, 2048);
+    rope_scaling m = yarn_config(ROPE_YARN_MINIMIND, MM_S, MM_L);
+    float inv[64];
+    double af;
+    bd_def(f, "scaling-yarn-d32", "%.6f",
+           rope_yarn_correction_dim(32, 64, 1e4, 2048));
+    bd_def(f, "scaling-yarn-d1", "%.6f",
+           rope_yarn_correction_dim(1, 64, 1e4, 2048));
+    bd_def(f, "scaling-af-16", "%.4f", rope_yarn_get_mscale(16, 1));
+    bd_def(f, "scaling-af-4", "%.4f", rope_yarn_get_mscale(4, 1));
+    s.mscale = 1.0;
+    s.mscale_all_dim = 0.707;
+    rope_compute_inv_freq(inv, &af, 64, 1e4, &s);
+    bd_def(f, "scaling-af-mscale", "%.4f", af);
+    rope_compute_inv_freq(inv, &af, MM_D, MM_BASE, &m);
+    bd_def(f, "scaling-fl-afm", "%.4f", af);
+    write_flavour_column(f, 64);
+    write_flavour_column(f, 96);
+}
+static void write_thresholds_and_ramps(const char *dir, FILE *f)
+{
+    static const int dims[3] = {64, 96, 128};
+    char key[64];
+    for (int a = 0; a < 3; a++) {
+        snprintf(key, sizeof key, "scaling-thr-%d-4", dims[a]);
+        bd_def(f, key, "%.0f", rope_yarn_clamp_threshold(dims[a], 1e4, 1));
+        snprintf(key, sizeof key, "scaling-thr-%d-6", dims[a]);
+        bd_def(f, key, "%.0f", rope_yarn_clamp_threshold(dims[a], 1e6, 1));
+    }
+    rope_scaling h = yarn_config(ROPE_YARN_HF, MM_S, MM_L);
+    rope_scaling m = yarn_config(ROPE_YARN_MINIMIND, MM_S, MM_L);
+    rope_scaling hw = yarn_config(ROPE_YARN_HF, 16, 65536);
+    rope_scaling mw = yarn_config(ROPE_YARN_MINIMIND, 16, 65536);
+    float rh[MM_D / 2], rm[MM_D / 2], rhw[32], rmw[32];
+    rope_yarn_ramp(rh, MM_D, MM_BASE, &h);
+    rope_yarn_ramp(rm, MM_D, MM_BASE, &m);
+    rope_yarn_ramp(rhw, 64, 1e4, &hw);
+    rope_yarn_ramp(rmw, 64, 1e4, &mw);
+    FILE *w = bd_open(dir, "scaling-ramp.dat");
+    fprintf(w, "i mm96 hf96 mmwide hfwide\n");
+    for (int i = 0; i < MM_D / 2; i++) {
+        fprintf(w, "%d %.6f %.6f ", i, rm[i], rh[i]);
+        if (i < 32)
+            fprintf(w, "%.6f %.6f\n", rmw[i], rhw[i]);
+        else
+            fprintf(w, "nan nan\n");
+    }
+    bd_close(w);
+}
+static void write_llama3_longrope(FILE *f)
+{
+    float theta[32];
+    int nhigh = 0, nmid = 0, nlow = 0;
+    rope_default_inv_freq(theta, 64, 1e4);
+    for (int i = 0; i < 32; i++) {
+        float wl = (1.0f / theta[i]) * (float)(2 * ROPE_BD_PI);
+        if (wl < 8192.0f / 4)
+            nhigh++;
+        else if (wl > 8192.0f)
+            nlow++;
+        else
+            nmid++;
+    }
+    bd_def(f, "scaling-l3-nhigh", "%d", nhigh);
+    bd_def(f, "scaling-l3-nmid", "%d", nmid);
+    bd_def(f, "scaling-l3-nlow", "%d", nlow);
+    bd_def(f, "scaling-lr-af", "%.4f",
+           sqrt(1 + log(131072.0 / 4096) / log(4096.0)));
+}
+static void kappa_column(float *kappa, const rope_scaling *s)
+{
+    float theta[ALL_D / 2], inv[ALL_D / 2];
+    double af;
+    rope_default_inv_freq(theta, ALL_D, ALL_BASE);
+    if (rope_compute_inv_freq(inv, &af, ALL_D, ALL_BASE, s) != 0) {
+        fprintf(stderr, "bookdata-scaling: bad configuration\n");
+        exit(1);
+    }
+    for (int i = 0; i < ALL_D / 2; i++)
+        kappa[i] = inv[i] / theta[i];
+}
+static void write_kappa(const char *dir, FILE *f)
+{
+    enum { H = ALL_D / 2, NM = 7 };
+    static const char *names[NM] = {"linear", "ntk", "dynamic2L",
+        "dynamicM", "yarn", "llama3", "longrope"};
+    float kappa[NM][H], theta[H];
+    double rho[H];
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_LINEAR;
+    s.factor = ALL_S;
+    kappa_column(kappa[0], &s);
+    rope_default_inv_freq(theta, ALL_D,
+                          rope_ntk_aware_base(ALL_BASE, ALL_S, ALL_D));
+    for (int i = 0; i < H; i++)
+        kappa[1][i] = theta[i] / (float)pow(ALL_BASE, -2.0 * i / ALL_D);
+    s.rope_type = ROPE_SCALING_DYNAMIC;
+    s.factor = 2;
+    s.max_position_embeddings = ALL_L;
+    s.seq_len = 2 * ALL_L;
+    kappa_column(kappa[2], &s);
+    s.seq_len = (long)ALL_S * ALL_L;
+    kappa_column(kappa[3], &s);
+    s = yarn_config(ROPE_YARN_HF, ALL_S, ALL_L);
+    kappa_column(kappa[4], &s);
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_LLAMA3;
+    s.factor = ALL_S;
+    s.low_freq_factor = 1;
+    s.high_freq_factor = 4;
+    s.original_max_position_embeddings = ALL_L;
+    kappa_column(kappa[5], &s);
+    for (int i = 0; i < H; i++)
+        rho[i] = 1 + (ALL_S - 1) * (double)i / (H - 1);
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_LONGROPE;
+    s.original_max_position_embeddings = ALL_L;
+    s.factor = ALL_S;
+    s.seq_len = ALL_L + 1;
+    s.short_factor = s.long_factor = rho;
+    s.n_short_factor = s.n_long_factor = H;
+    kappa_column(kappa[6], &s);
+    FILE *w = bd_open(dir, "scaling-kappa.dat");
+    fprintf(w, "i");
+    for (int k = 0; k < NM; k++)
+        fprintf(w, " %s", names[k]);
+    for (int i = 0; i < H; i++) {
+        fprintf(w, "\n%d", i);
+        for (int k = 0; k < NM; k++)
+            fprintf(w, " %.6e", kappa[k][i]);
+    }
+    fprintf(w, "\n");
+    bd_close(w);
+    bd_def(f, "scaling-all-d", "%d", ALL_D);
+    def_base(f, "scaling-all-base", ALL_BASE);
+    bd_def(f, "scaling-all-L", "%d", ALL_L);
+    bd_def(f, "scaling-all-M", "%d", ALL_L * ALL_S);
+    bd_def(f, "scaling-all-s", "%d", ALL_S);
+    bd_def(f, "scaling-all-dyn2L", "%.0f", rope_dynamic_factor(2, 2 * ALL_L,
+                                                               ALL_L));
+    bd_def(f, "scaling-all-dynM", "%.0f",
+           rope_dynamic_factor(2, (long)ALL_S * ALL_L, ALL_L));
+}
+
+int bookdata_scaling(const char *dir)
+{
+    FILE *f = bd_numbers_open(dir, "scaling");
+    write_why(dir, f);
+    write_pi_ntk(f);
+    write_pitfall(f);
+    write_yarn(f);
+    write_thresholds_and_ramps(dir, f);
+    write_llama3_longrope(f);
+    write_kappa(dir, f);
+    bd_close(f);
+    return 0;
+}

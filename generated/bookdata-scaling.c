@@ -9,8 +9,10 @@ enum { MM_D = 96, MM_L = 2048, MM_M = 32768, MM_S = 16 };
 static const double MM_BASE = 1e6;
 enum { ALL_D = 64, ALL_L = 2048, ALL_S = 16 };
 static const double ALL_BASE = 1e4;
-enum { PIT_M = 1000, PIT_N = 3000, PIT_L = 2048, PIT_I = 20 };
-static const double PIT_S = 2;
+enum { PIT_D = 64, PIT_M = 1000, PIT_N = 3000, PIT_L = 2048, PIT_I = 20 };
+static const double PIT_S = 2, PIT_BASE = 1e4;
+enum { WIDE_D = 64, WIDE_L = 65536 };
+static const double WIDE_BASE = 1e4;
 static long bd_ulps(float a, float b)
 {
     int32_t ia, ib;
@@ -28,6 +30,12 @@ static void def_base(FILE *f, const char *key, double base)
         bd_def(f, key, "10^{%d}", (int)nearbyint(e));
     else
         bd_def(f, key, "%g", base);
+}
+/* v as m \cdot 10^{e}, for math mode, with digits significant digits */
+static void def_sci(FILE *f, const char *key, double v, int digits)
+{
+    int e = (int)floor(log10(fabs(v)));
+    bd_def(f, key, "%.*f\\cdot 10^{%d}", digits - 1, v / pow(10, e), e);
 }
 static rope_scaling yarn_config(rope_yarn_flavor flavor, double factor,
                                 long original)
@@ -67,8 +75,7 @@ static void write_why(const char *dir, FILE *f)
     bd_def(f, "scaling-mm-nfullM", "%d", nm);
     bd_def(f, "scaling-mm-nnew", "%d", nm - nl);
     bd_def(f, "scaling-mm-nnever", "%d", half - nm);
-    bd_def(f, "scaling-mm-lambdalast", "%.3g",
-           2 * ROPE_BD_PI / inv[half - 1]);
+    def_sci(f, "scaling-mm-lambdalast", 2 * ROPE_BD_PI / inv[half - 1], 3);
     bd_def(f, "scaling-mm-anglelastL", "%.4f", (MM_L - 1) * (double)inv[half - 1]);
     bd_def(f, "scaling-mm-anglelastM", "%.3f", (MM_M - 1) * (double)inv[half - 1]);
 }
@@ -82,15 +89,15 @@ static void write_pi_ntk(FILE *f)
     s.factor = MM_S;
     rope_compute_inv_freq(inv, &af, MM_D, MM_BASE, &s);
     bd_def(f, "scaling-pi-step0", "%.4f", (double)inv[0]);
-    bd_def(f, "scaling-ntk-base", "%.4g",
-           rope_ntk_aware_base(MM_BASE, MM_S, MM_D));
+    def_sci(f, "scaling-ntk-base",
+            rope_ntk_aware_base(MM_BASE, MM_S, MM_D), 4);
     double b = 1e4 * pow(rope_dynamic_factor(2, 4096, 2048), 64.0 / 62);
     bd_def(f, "scaling-dyn-base", "%.6f", b);
     bd_def(f, "scaling-dyn-basef", "%.6f", (double)(float)b);
 }
 static void write_pitfall(FILE *f)
 {
-    float old_inv[32], new_inv[32];
+    float old_inv[PIT_D / 2], new_inv[PIT_D / 2];
     double af, worst = 0;
     rope_scaling s;
     rope_scaling_defaults(&s);
@@ -98,13 +105,17 @@ static void write_pitfall(FILE *f)
     s.factor = PIT_S;
     s.max_position_embeddings = PIT_L;
     s.seq_len = PIT_N + 1;
-    rope_default_inv_freq(old_inv, 64, 1e4);
-    rope_compute_inv_freq(new_inv, &af, 64, 1e4, &s);
-    for (int i = 0; i < 32; i++)
+    rope_default_inv_freq(old_inv, PIT_D, PIT_BASE);
+    rope_compute_inv_freq(new_inv, &af, PIT_D, PIT_BASE, &s);
+    for (int i = 0; i < PIT_D / 2; i++)
         worst = fmax(worst, PIT_M * fabs((double)new_inv[i] - old_inv[i]));
     double fresh = cos((double)(PIT_N - PIT_M) * new_inv[PIT_I]);
     double stale = cos((double)PIT_N * new_inv[PIT_I]
                        - (double)PIT_M * old_inv[PIT_I]);
+    bd_def(f, "scaling-pit-d", "%d", PIT_D);
+    def_base(f, "scaling-pit-base", PIT_BASE);
+    bd_def(f, "scaling-pit-L", "%d", PIT_L);
+    bd_def(f, "scaling-pit-s", "%.0f", PIT_S);
     bd_def(f, "scaling-pit-m", "%d", PIT_M);
     bd_def(f, "scaling-pit-n", "%d", PIT_N);
     bd_def(f, "scaling-pit-i", "%d", PIT_I);
@@ -162,6 +173,8 @@ static void write_yarn(FILE *f)
     s.mscale_all_dim = 0.707;
     rope_compute_inv_freq(inv, &af, 64, 1e4, &s);
     bd_def(f, "scaling-af-mscale", "%.4f", af);
+    bd_def(f, "scaling-af-mu1", "%.1f", s.mscale);
+    bd_def(f, "scaling-af-mu2", "%.3f", s.mscale_all_dim);
     rope_compute_inv_freq(inv, &af, MM_D, MM_BASE, &m);
     bd_def(f, "scaling-fl-afm", "%.4f", af);
     write_flavour_column(f, 64);
@@ -179,18 +192,21 @@ static void write_thresholds_and_ramps(const char *dir, FILE *f)
     }
     rope_scaling h = yarn_config(ROPE_YARN_HF, MM_S, MM_L);
     rope_scaling m = yarn_config(ROPE_YARN_MINIMIND, MM_S, MM_L);
-    rope_scaling hw = yarn_config(ROPE_YARN_HF, 16, 65536);
-    rope_scaling mw = yarn_config(ROPE_YARN_MINIMIND, 16, 65536);
-    float rh[MM_D / 2], rm[MM_D / 2], rhw[32], rmw[32];
+    rope_scaling hw = yarn_config(ROPE_YARN_HF, MM_S, WIDE_L);
+    rope_scaling mw = yarn_config(ROPE_YARN_MINIMIND, MM_S, WIDE_L);
+    float rh[MM_D / 2], rm[MM_D / 2], rhw[WIDE_D / 2], rmw[WIDE_D / 2];
     rope_yarn_ramp(rh, MM_D, MM_BASE, &h);
     rope_yarn_ramp(rm, MM_D, MM_BASE, &m);
-    rope_yarn_ramp(rhw, 64, 1e4, &hw);
-    rope_yarn_ramp(rmw, 64, 1e4, &mw);
+    rope_yarn_ramp(rhw, WIDE_D, WIDE_BASE, &hw);
+    rope_yarn_ramp(rmw, WIDE_D, WIDE_BASE, &mw);
+    bd_def(f, "scaling-wide-d", "%d", WIDE_D);
+    def_base(f, "scaling-wide-base", WIDE_BASE);
+    bd_def(f, "scaling-wide-L", "%d", WIDE_L);
     FILE *w = bd_open(dir, "scaling-ramp.dat");
     fprintf(w, "i mm96 hf96 mmwide hfwide\n");
     for (int i = 0; i < MM_D / 2; i++) {
         fprintf(w, "%d %.6f %.6f ", i, rm[i], rh[i]);
-        if (i < 32)
+        if (i < WIDE_D / 2)
             fprintf(w, "%.6f %.6f\n", rmw[i], rhw[i]);
         else
             fprintf(w, "nan nan\n");

@@ -13,7 +13,7 @@ static long dynamic_length(const rope_scaling *s)
                ? s->max_position_embeddings
                : s->original_max_position_embeddings;
 }
-static int minimind(const rope_scaling *s)
+static int yarn_is_minimind(const rope_scaling *s)
 {
     return s->yarn_flavor == ROPE_YARN_MINIMIND;
 }
@@ -22,7 +22,7 @@ static long yarn_original(const rope_scaling *s)
 {
     if (s->original_max_position_embeddings > 0)
         return s->original_max_position_embeddings;
-    return minimind(s) ? 2048 : 0;
+    return yarn_is_minimind(s) ? 2048 : 0;
 }
 static double yarn_factor(const rope_scaling *s)
 {
@@ -30,7 +30,7 @@ static double yarn_factor(const rope_scaling *s)
     long M = s->max_position_embeddings;
     if (s->factor > 0)
         return s->factor;
-    if (minimind(s))
+    if (yarn_is_minimind(s))
         return 16.0;
     return M > 0 && L > 0 ? (double)M / (double)L : 0.0;
 }
@@ -49,7 +49,7 @@ static double yarn_attention_factor(const rope_scaling *s)
     double f = yarn_factor(s);
     if (s->attention_factor > 0)
         return s->attention_factor;
-    if (minimind(s))
+    if (yarn_is_minimind(s))
         return 1.0;
     if (s->mscale != 0 && s->mscale_all_dim != 0)
         return rope_yarn_get_mscale(f, s->mscale)
@@ -129,7 +129,7 @@ int rope_yarn_ramp(float *ramp, int head_dim, double rope_base,
 {
     double lo, hi, den;
     rope_yarn_range(&lo, &hi, head_dim, rope_base, s);
-    if (minimind(s))
+    if (yarn_is_minimind(s))
         den = fmax(hi - lo, 0.001);
     else
         den = lo == hi ? (hi + 0.001) - lo : hi - lo;
@@ -183,7 +183,7 @@ int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
         }
         break;
     case ROPE_SCALING_YARN:
-        if (minimind(s)) {
+        if (yarn_is_minimind(s)) {
             long end = s->max_position_embeddings > 0
                            ? s->max_position_embeddings : 32768;
             if ((double)end / (double)yarn_original(s) > 1.0) {

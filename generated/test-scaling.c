@@ -466,6 +466,23 @@ START_TEST(test_scaling_yarn_blend)
                 }
 }
 END_TEST
+START_TEST(test_scaling_float_complement)
+{
+    float ramp[32];
+    int differ = 0;
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_YARN;
+    s.factor = 16;
+    s.original_max_position_embeddings = 2048;
+    ck_assert_int_eq(rope_yarn_ramp(ramp, 64, 1e4, &s), 0);
+    for (int i = 0; i < 32; i++) {
+        volatile float ef = 1.0f - ramp[i];
+        differ += 1.0f - ef != ramp[i];
+    }
+    ck_assert_int_gt(differ, 0);
+}
+END_TEST
 START_TEST(test_scaling_flavour_ranges)
 {
     static const int dims[5] = {32, 64, 80, 96, 128};
@@ -641,6 +658,7 @@ Suite *scaling_suite(void)
     tcase_add_loop_test(tc, test_scaling_dynamic_properties, 0, 4);
     tcase_add_test(tc, test_scaling_dynamic_cached_keys);
     tcase_add_loop_test(tc, test_scaling_yarn_blend, 0, 2);
+    tcase_add_test(tc, test_scaling_float_complement);
     tcase_add_test(tc, test_scaling_flavour_ranges);
     tcase_add_loop_test(tc, test_scaling_llama3_bands, 0, 2);
     tcase_add_loop_test(tc, test_scaling_longrope_switch, 0, 2);

@@ -9,10 +9,16 @@ enum { MM_D = 96, MM_L = 2048, MM_M = 32768, MM_S = 16 };
 static const double MM_BASE = 1e6;
 enum { ALL_D = 64, ALL_L = 2048, ALL_S = 16 };
 static const double ALL_BASE = 1e4;
-enum { PIT_D = 64, PIT_M = 1000, PIT_N = 3000, PIT_L = 2048, PIT_I = 20 };
+enum { PIT_D = 64, PIT_M = 1000, PIT_N = 3000, PIT_L = 2048 };
+enum { PIT_I = 20 };
 static const double PIT_S = 2, PIT_BASE = 1e4;
 enum { WIDE_D = 64, WIDE_L = 65536 };
 static const double WIDE_BASE = 1e4;
+/* the golden files' cases: head 64, base 1e4 */
+enum { G_D = 64, G_DYN_N = 4096, G_DYN_L = 2048, G_YARN_L = 2048 };
+enum { G_L3_L = 8192, G_LR_L = 4096, G_LR_M = 131072 };
+static const double G_BASE = 1e4, G_DYN_S = 2, G_L3_S = 8;
+static const double G_L3_LOW = 1, G_L3_HIGH = 4;
 static long bd_ulps(float a, float b)
 {
     int32_t ia, ib;
@@ -76,8 +82,10 @@ static void write_why(const char *dir, FILE *f)
     bd_def(f, "scaling-mm-nnew", "%d", nm - nl);
     bd_def(f, "scaling-mm-nnever", "%d", half - nm);
     def_sci(f, "scaling-mm-lambdalast", 2 * ROPE_BD_PI / inv[half - 1], 3);
-    bd_def(f, "scaling-mm-anglelastL", "%.4f", (MM_L - 1) * (double)inv[half - 1]);
-    bd_def(f, "scaling-mm-anglelastM", "%.3f", (MM_M - 1) * (double)inv[half - 1]);
+    bd_def(f, "scaling-mm-anglelastL", "%.4f",
+           (MM_L - 1) * (double)inv[half - 1]);
+    bd_def(f, "scaling-mm-anglelastM", "%.3f",
+           (MM_M - 1) * (double)inv[half - 1]);
 }
 static void write_pi_ntk(FILE *f)
 {
@@ -91,7 +99,14 @@ static void write_pi_ntk(FILE *f)
     bd_def(f, "scaling-pi-step0", "%.4f", (double)inv[0]);
     def_sci(f, "scaling-ntk-base",
             rope_ntk_aware_base(MM_BASE, MM_S, MM_D), 4);
-    double b = 1e4 * pow(rope_dynamic_factor(2, 4096, 2048), 64.0 / 62);
+    double fac = rope_dynamic_factor(G_DYN_S, G_DYN_N, G_DYN_L);
+    double b = G_BASE * pow(fac, (double)G_D / (G_D - 2));
+    bd_def(f, "scaling-dyn-s", "%.0f", G_DYN_S);
+    bd_def(f, "scaling-dyn-n", "%d", G_DYN_N);
+    bd_def(f, "scaling-dyn-L", "%d", G_DYN_L);
+    bd_def(f, "scaling-dyn-fac", "%.0f", fac);
+    bd_def(f, "scaling-g-d", "%d", G_D);
+    def_base(f, "scaling-g-base", G_BASE);
     bd_def(f, "scaling-dyn-base", "%.6f", b);
     bd_def(f, "scaling-dyn-basef", "%.6f", (double)(float)b);
 }
@@ -108,7 +123,8 @@ static void write_pitfall(FILE *f)
     rope_default_inv_freq(old_inv, PIT_D, PIT_BASE);
     rope_compute_inv_freq(new_inv, &af, PIT_D, PIT_BASE, &s);
     for (int i = 0; i < PIT_D / 2; i++)
-        worst = fmax(worst, PIT_M * fabs((double)new_inv[i] - old_inv[i]));
+        worst = fmax(worst,
+                     PIT_M * fabs((double)new_inv[i] - old_inv[i]));
     double fresh = cos((double)(PIT_N - PIT_M) * new_inv[PIT_I]);
     double stale = cos((double)PIT_N * new_inv[PIT_I]
                        - (double)PIT_M * old_inv[PIT_I]);
@@ -164,9 +180,10 @@ static void write_yarn(FILE *f)
     float inv[64];
     double af;
     bd_def(f, "scaling-yarn-d32", "%.6f",
-           rope_yarn_correction_dim(32, 64, 1e4, 2048));
+           rope_yarn_correction_dim(32, G_D, G_BASE, G_YARN_L));
     bd_def(f, "scaling-yarn-d1", "%.6f",
-           rope_yarn_correction_dim(1, 64, 1e4, 2048));
+           rope_yarn_correction_dim(1, G_D, G_BASE, G_YARN_L));
+    bd_def(f, "scaling-yarn-L", "%d", G_YARN_L);
     bd_def(f, "scaling-af-16", "%.4f", rope_yarn_get_mscale(16, 1));
     bd_def(f, "scaling-af-4", "%.4f", rope_yarn_get_mscale(4, 1));
     s.mscale = 1.0;
@@ -186,9 +203,11 @@ static void write_thresholds_and_ramps(const char *dir, FILE *f)
     char key[64];
     for (int a = 0; a < 3; a++) {
         snprintf(key, sizeof key, "scaling-thr-%d-4", dims[a]);
-        bd_def(f, key, "%.0f", rope_yarn_clamp_threshold(dims[a], 1e4, 1));
+        bd_def(f, key, "%.0f",
+               rope_yarn_clamp_threshold(dims[a], 1e4, 1));
         snprintf(key, sizeof key, "scaling-thr-%d-6", dims[a]);
-        bd_def(f, key, "%.0f", rope_yarn_clamp_threshold(dims[a], 1e6, 1));
+        bd_def(f, key, "%.0f",
+               rope_yarn_clamp_threshold(dims[a], 1e6, 1));
     }
     rope_scaling h = yarn_config(ROPE_YARN_HF, MM_S, MM_L);
     rope_scaling m = yarn_config(ROPE_YARN_MINIMIND, MM_S, MM_L);
@@ -215,23 +234,33 @@ static void write_thresholds_and_ramps(const char *dir, FILE *f)
 }
 static void write_llama3_longrope(FILE *f)
 {
-    float theta[32];
+    float theta[G_D / 2];
+    float low_wl = (float)(G_L3_L / G_L3_LOW);
+    float high_wl = (float)(G_L3_L / G_L3_HIGH);
     int nhigh = 0, nmid = 0, nlow = 0;
-    rope_default_inv_freq(theta, 64, 1e4);
-    for (int i = 0; i < 32; i++) {
+    rope_default_inv_freq(theta, G_D, G_BASE);
+    for (int i = 0; i < G_D / 2; i++) {
         float wl = (1.0f / theta[i]) * (float)(2 * ROPE_BD_PI);
-        if (wl < 8192.0f / 4)
+        if (wl < high_wl)
             nhigh++;
-        else if (wl > 8192.0f)
+        else if (wl > low_wl)
             nlow++;
         else
             nmid++;
     }
+    bd_def(f, "scaling-l3-s", "%.0f", G_L3_S);
+    bd_def(f, "scaling-l3-low", "%.0f", G_L3_LOW);
+    bd_def(f, "scaling-l3-high", "%.0f", G_L3_HIGH);
+    bd_def(f, "scaling-l3-L", "%d", G_L3_L);
+    bd_def(f, "scaling-lr-M", "%d", G_LR_M);
+    bd_def(f, "scaling-lr-L", "%d", G_LR_L);
+    bd_def(f, "scaling-lr-s", "%.0f", (double)G_LR_M / G_LR_L);
     bd_def(f, "scaling-l3-nhigh", "%d", nhigh);
     bd_def(f, "scaling-l3-nmid", "%d", nmid);
     bd_def(f, "scaling-l3-nlow", "%d", nlow);
     bd_def(f, "scaling-lr-af", "%.4f",
-           sqrt(1 + log(131072.0 / 4096) / log(4096.0)));
+           sqrt(1 + log((double)G_LR_M / G_LR_L)
+                        / log((double)G_LR_L)));
 }
 static void kappa_column(float *kappa, const rope_scaling *s)
 {

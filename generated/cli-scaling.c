@@ -1,5 +1,6 @@
 /* cli-scaling.c: the scaling options of chapter 4 for every command
    that takes the RoPE options. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +28,15 @@ static const scaling_flag scaling_flags[] = {
     SF("--high-freq-factor", 'd', high_freq_factor),
 #undef SF
 };
-static int parse_scaling_value(cli_rope_options *o, const scaling_flag *f,
-                               const char *value)
+static int parse_scaling_value(cli_rope_options *o,
+                               const scaling_flag *f, const char *value)
 {
     char *field = (char *)&o->scaling + f->offset;
     double d;
     long l;
     int rc;
     if (f->kind == 'l') {
-        if ((rc = cli_parse_int(f->flag, value, 1, 1L << 40, &l)) != 0)
+        if ((rc = cli_parse_int(f->flag, value, 1, LONG_MAX, &l)) != 0)
             return rc;
         memcpy(field, &l, sizeof l);
         return 0;
@@ -82,7 +83,8 @@ static int parse_factor_list(cli_rope_options *o, const char *flag,
         return cli_error("%s: %zu values, at most %d", flag, n,
                          CLI_MAX_HALF);
     }
-    memcpy(is_short ? o->short_factor : o->long_factor, v, n * sizeof *v);
+    memcpy(is_short ? o->short_factor : o->long_factor, v,
+           n * sizeof *v);
     if (is_short)
         o->scaling.n_short_factor = (int)n;
     else
@@ -112,12 +114,10 @@ int cli_scaling_parse_option(cli_rope_options *o, int argc, char **argv,
         || strcmp(flag, "--long-factor") == 0) {
         if ((rc = cli_need_value(argc, argv, *i)) != 0)
             return rc;
-        if (flag[2] == 's' && flag[3] == 'c')
-            rc = parse_scaling_word(o, flag, argv[++*i]);
-        else if (flag[2] == 'y')
-            rc = parse_scaling_word(o, flag, argv[++*i]);
-        else
+        if (strstr(flag, "factor") != NULL)
             rc = parse_factor_list(o, flag, argv[++*i]);
+        else
+            rc = parse_scaling_word(o, flag, argv[++*i]);
         return rc != 0 ? rc : 1;
     }
     return 0;
@@ -151,7 +151,8 @@ static int scaling_error(const rope_scaling *s, int head_dim, int err)
                          name);
     case ROPE_SCALING_EBETA:
         return cli_error("--beta-fast must be greater than --beta-slow "
-                         "(got %g and %g)", s->beta_fast ? s->beta_fast : 32,
+                         "(got %g and %g)",
+                         s->beta_fast ? s->beta_fast : 32,
                          s->beta_slow ? s->beta_slow : 1);
     case ROPE_SCALING_EFREQ:
         return cli_error("--scaling llama3 needs 0 < --low-freq-factor < "
@@ -163,7 +164,8 @@ static int scaling_error(const rope_scaling *s, int head_dim, int err)
     default:
         break;
     }
-    return cli_error("--scaling %s: %s", name, rope_scaling_strerror(err));
+    return cli_error("--scaling %s: %s", name,
+                     rope_scaling_strerror(err));
 }
 int cli_scaling_validate(const cli_rope_options *o)
 {
@@ -174,7 +176,9 @@ int cli_scaling_validate(const cli_rope_options *o)
     if (o->head_dim == 0)
         return 0;
     err = rope_scaling_check(&s, o->head_dim);
-    return err == ROPE_SCALING_OK ? 0 : scaling_error(&s, o->head_dim, err);
+    if (err != ROPE_SCALING_OK)
+        return scaling_error(&s, o->head_dim, err);
+    return 0;
 }
 int cli_scaling_inv_freq(const cli_rope_options *o, float *inv_freq,
                          double *attention_factor)
@@ -182,7 +186,9 @@ int cli_scaling_inv_freq(const cli_rope_options *o, float *inv_freq,
     rope_scaling s = options_scaling(o);
     int err = rope_compute_inv_freq(inv_freq, attention_factor,
                                     o->head_dim, o->theta, &s);
-    return err == ROPE_SCALING_OK ? 0 : scaling_error(&s, o->head_dim, err);
+    if (err != ROPE_SCALING_OK)
+        return scaling_error(&s, o->head_dim, err);
+    return 0;
 }
 int cli_scaling_print(const cli_rope_options *o, const char *what,
                       const float *inv_freq, double attention_factor,

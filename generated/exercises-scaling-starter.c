@@ -12,7 +12,8 @@ double ex_ntk_aware_base(double rope_base, double factor, int head_dim)
 double ex_yarn_correction_dim(double num_rotations, int head_dim,
                               double rope_base, long original)
 {
-    (void)num_rotations; (void)head_dim; (void)rope_base; (void)original;
+    (void)num_rotations; (void)head_dim;
+    (void)rope_base; (void)original;
     return -1.0;
 }
 

@@ -271,7 +271,8 @@ int rope_scaling_check(const rope_scaling *s, int head_dim)
                                     return ROPE_SCALING_ENOFACTOR;
                                 if (!(yarn_factor(s) >= 1))
                                     return ROPE_SCALING_EFACTOR;
-                                if (!(yarn_beta_slow(s) > 0) || !(yarn_beta_fast(s) > yarn_beta_slow(s)))
+                                if (!(yarn_beta_slow(s) > 0)
+                                    || !(yarn_beta_fast(s) > yarn_beta_slow(s)))
                                     return ROPE_SCALING_EBETA;
                                 return ROPE_SCALING_OK;
     case ROPE_SCALING_LLAMA3:   if (s->factor == 0)
@@ -340,10 +341,12 @@ int rope_precompute_freqs_cis_scaled(float *freqs_cos, float *freqs_sin,
     inv_freq = malloc((size_t)(head_dim / 2) * sizeof *inv_freq);
     if (inv_freq == NULL)
         return -1;
-    err = rope_compute_inv_freq(inv_freq, &af, head_dim, rope_base, &local);
+    err = rope_compute_inv_freq(inv_freq, &af, head_dim, rope_base,
+                                &local);
     if (err == ROPE_SCALING_OK)
-        err = rope_freqs_cis_from_inv_freq(freqs_cos, freqs_sin, inv_freq,
-                                           head_dim, 0, end, af, precision);
+        err = rope_freqs_cis_from_inv_freq(freqs_cos, freqs_sin,
+                                           inv_freq, head_dim, 0, end,
+                                           af, precision);
     free(inv_freq);
     return err;
 }

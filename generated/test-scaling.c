@@ -12,7 +12,8 @@
 #define TEST_PI 3.14159265358979323846
 
 typedef struct {
-    const char *file, *name;     /* golden file, attention case */
+    const char *name;            /* file inv_freq_NAME.txt, and the
+                                    row NAME of attention_factors.txt */
     rope_scaling_type type;
     double factor;
     long original, max_pos, seq_len;
@@ -21,34 +22,30 @@ typedef struct {
 } golden_case;
 
 static const golden_case golden_cases[] = {
- {"default_theta1e4", "default_theta1e4", ROPE_SCALING_DEFAULT,
-  0, 0, 0, 0, 1, 0, 0, 0, 0},
- {"linear_f4_theta1e4", "linear_f4_theta1e4", ROPE_SCALING_LINEAR,
-  4, 0, 0, 0, 1, 0, 0, 0, 0},
- {"dynamic_f2_seq4096_theta1e4", "dynamic_f2_seq4096_theta1e4",
-  ROPE_SCALING_DYNAMIC, 2, 0, 2048, 4096, 1, 0, 0, 0, 0},
- {"dynamic_f2_seq4096_tensorseqlen_theta1e4",
-  "dynamic_f2_seq4096_tensorseqlen_theta1e4",
-  ROPE_SCALING_DYNAMIC, 2, 0, 2048, 4096, 1, 0, 0, 0, 0},
- {"yarn_f16_orig2048_theta1e4", "yarn_f16_orig2048_theta1e4",
-  ROPE_SCALING_YARN, 16, 2048, 0, 0, 1, 0, 0, 0, 0},
- {"yarn_f16_orig2048_notruncate_theta1e4",
-  "yarn_f16_orig2048_notruncate_theta1e4",
-  ROPE_SCALING_YARN, 16, 2048, 0, 0, 0, 0, 0, 0, 0},
- {"yarn_f16_orig2048_mscale1_0.707_theta1e4",
-  "yarn_f16_orig2048_mscale1_0.707_theta1e4",
-  ROPE_SCALING_YARN, 16, 2048, 0, 0, 1, 1.0, 0.707, 0, 0},
- {"yarn_f4_orig4096_theta1e4", "yarn_f4_orig4096_theta1e4",
-  ROPE_SCALING_YARN, 4, 4096, 0, 0, 1, 0, 0, 0, 0},
- {"yarn_f4_orig4096_notruncate_theta1e4",
-  "yarn_f4_orig4096_notruncate_theta1e4",
-  ROPE_SCALING_YARN, 4, 4096, 0, 0, 0, 0, 0, 0, 0},
- {"llama3_f8_theta1e4", "llama3_f8_theta1e4", ROPE_SCALING_LLAMA3,
+ /* name, type, factor, original, max_pos, seq_len, truncate,
+    mscale, mscale_all_dim, low, high */
+ {"default_theta1e4", ROPE_SCALING_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+ {"linear_f4_theta1e4", ROPE_SCALING_LINEAR, 4, 0, 0, 0, 1, 0, 0, 0, 0},
+ {"dynamic_f2_seq4096_theta1e4", ROPE_SCALING_DYNAMIC,
+  2, 0, 2048, 4096, 1, 0, 0, 0, 0},
+ {"dynamic_f2_seq4096_tensorseqlen_theta1e4", ROPE_SCALING_DYNAMIC,
+  2, 0, 2048, 4096, 1, 0, 0, 0, 0},
+ {"yarn_f16_orig2048_theta1e4", ROPE_SCALING_YARN,
+  16, 2048, 0, 0, 1, 0, 0, 0, 0},
+ {"yarn_f16_orig2048_notruncate_theta1e4", ROPE_SCALING_YARN,
+  16, 2048, 0, 0, 0, 0, 0, 0, 0},
+ {"yarn_f16_orig2048_mscale1_0.707_theta1e4", ROPE_SCALING_YARN,
+  16, 2048, 0, 0, 1, 1.0, 0.707, 0, 0},
+ {"yarn_f4_orig4096_theta1e4", ROPE_SCALING_YARN,
+  4, 4096, 0, 0, 1, 0, 0, 0, 0},
+ {"yarn_f4_orig4096_notruncate_theta1e4", ROPE_SCALING_YARN,
+  4, 4096, 0, 0, 0, 0, 0, 0, 0},
+ {"llama3_f8_theta1e4", ROPE_SCALING_LLAMA3,
   8, 8192, 0, 0, 1, 0, 0, 1, 4},
- {"longrope_short_theta1e4", "longrope_short_theta1e4",
-  ROPE_SCALING_LONGROPE, 0, 4096, 131072, 0, 1, 0, 0, 0, 0},
- {"longrope_long_theta1e4", "longrope_long_theta1e4",
-  ROPE_SCALING_LONGROPE, 0, 4096, 131072, 4097, 1, 0, 0, 0, 0},
+ {"longrope_short_theta1e4", ROPE_SCALING_LONGROPE,
+  0, 4096, 131072, 0, 1, 0, 0, 0, 0},
+ {"longrope_long_theta1e4", ROPE_SCALING_LONGROPE,
+  0, 4096, 131072, 4097, 1, 0, 0, 0, 0},
 };
 #define N_GOLDEN_CASES \
     ((int)(sizeof golden_cases / sizeof golden_cases[0]))
@@ -162,16 +159,21 @@ typedef struct {
 } invalid_case;
 
 static const invalid_case invalid_cases[] = {
- {ROPE_SCALING_DEFAULT, 63, 0, 0, 0, 0, 0, 0, 0, ROPE_SCALING_EHEAD_DIM},
+ {ROPE_SCALING_DEFAULT, 63, 0, 0, 0, 0, 0, 0, 0,
+  ROPE_SCALING_EHEAD_DIM},
  {ROPE_SCALING_LINEAR, 64, 0.5, 0, 0, 0, 0, 0, 0, ROPE_SCALING_EFACTOR},
  {ROPE_SCALING_LINEAR, 64, 0, 0, 0, 0, 0, 0, 0, ROPE_SCALING_ENOFACTOR},
- {ROPE_SCALING_DYNAMIC, 64, 2, 0, 0, 0, 0, 0, 0, ROPE_SCALING_ENOLENGTH},
- {ROPE_SCALING_YARN, 64, 16, 0, 0, 0, 0, 0, 0, ROPE_SCALING_ENOORIGINAL},
+ {ROPE_SCALING_DYNAMIC, 64, 2, 0, 0, 0, 0, 0, 0,
+  ROPE_SCALING_ENOLENGTH},
+ {ROPE_SCALING_YARN, 64, 16, 0, 0, 0, 0, 0, 0,
+  ROPE_SCALING_ENOORIGINAL},
  {ROPE_SCALING_YARN, 64, 16, 1, 32, 0, 0, 2048, 0, ROPE_SCALING_EBETA},
  {ROPE_SCALING_YARN, 64, 16, 4, 4, 0, 0, 2048, 0, ROPE_SCALING_EBETA},
  {ROPE_SCALING_LLAMA3, 64, 8, 0, 0, 4, 1, 8192, 0, ROPE_SCALING_EFREQ},
- {ROPE_SCALING_LLAMA3, 64, 8, 0, 0, 1, 4, 0, 0, ROPE_SCALING_ENOORIGINAL},
- {ROPE_SCALING_LONGROPE, 64, 4, 0, 0, 0, 0, 4096, 31, ROPE_SCALING_ELIST},
+ {ROPE_SCALING_LLAMA3, 64, 8, 0, 0, 1, 4, 0, 0,
+  ROPE_SCALING_ENOORIGINAL},
+ {ROPE_SCALING_LONGROPE, 64, 4, 0, 0, 0, 0, 4096, 31,
+  ROPE_SCALING_ELIST},
  {ROPE_SCALING_LONGROPE, 64, 0, 0, 0, 0, 0, 4096, 32,
   ROPE_SCALING_ENOFACTOR},
 };
@@ -186,21 +188,23 @@ START_TEST(test_scaling_golden_inv_freq)
     size_t n;
     rope_scaling s;
     golden_case_scaling(c, &s, lists);
-    snprintf(path, sizeof path, HF_DIR "inv_freq_%s.txt", c->file);
+    snprintf(path, sizeof path, HF_DIR "inv_freq_%s.txt", c->name);
     double *g = golden_read_column(path, 1, &n);
     ck_assert_int_eq((int)n, 32);
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s), 0);
     for (int i = 0; i < 32; i++)
         ck_assert_msg(float_ulp_diff(inv[i], (float)g[i]) <= 2,
-                      "%s: inv_freq[%d] = %.9e, HF %.9e", c->file, i,
+                      "%s: inv_freq[%d] = %.9e, HF %.9e", c->name, i,
                       (double)inv[i], g[i]);
-    ck_assert_double_eq_tol(af, golden_attention_factor(c->name), 1e-12);
+    ck_assert_double_eq_tol(af, golden_attention_factor(c->name),
+                            1e-12);
     free(g);
 }
 END_TEST
 START_TEST(test_scaling_golden_yarn_ramp)
 {
-    static const char *files[2] = {"yarn_f16_orig2048", "yarn_f4_orig4096"};
+    static const char *files[2] = {"yarn_f16_orig2048",
+                                   "yarn_f4_orig4096"};
     static const double factors[2] = {16, 4};
     static const long originals[2] = {2048, 4096};
     char path[256];
@@ -243,7 +247,8 @@ START_TEST(test_scaling_golden_cos_sin)
     rope_scaling s;
     table_case_scaling(_i, &s);
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s), 0);
-    snprintf(path, sizeof path, HF_DIR "cos_sin_%s.txt", table_cases[_i]);
+    snprintf(path, sizeof path, HF_DIR "cos_sin_%s.txt",
+             table_cases[_i]);
     double *pos = golden_read_column(path, 0, &n);
     double *gc = golden_read_column(path, 3, &n);
     double *gs = golden_read_column(path, 4, &n);
@@ -252,9 +257,10 @@ START_TEST(test_scaling_golden_cos_sin)
         long t = (long)pos[r];
         ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, sn, inv, 64, t,
                              t + 1, af, ROPE_PRECISION_FLOAT), 0);
+        double tol = table_tolerance(t);
         for (int j = 0; j < 64; j++) {
-            ck_assert_double_le(fabs(c[j] - gc[r + j]), table_tolerance(t));
-            ck_assert_double_le(fabs(sn[j] - gs[r + j]), table_tolerance(t));
+            ck_assert_double_le(fabs(c[j] - gc[r + j]), tol);
+            ck_assert_double_le(fabs(sn[j] - gs[r + j]), tol);
         }
     }
     free(pos);
@@ -336,7 +342,8 @@ START_TEST(test_scaling_minimind_cos_sin)
     for (int r = 0; r < 13; r++)
         for (int j = 0; j < 64; j++) {
             float mine = (_i == 0 ? c : sn)[rows[r] * 64 + j];
-            ck_assert_int_le(float_ulp_diff(mine, (float)g[r * 64 + j]), 1);
+            float ref = (float)g[r * 64 + j];
+            ck_assert_int_le(float_ulp_diff(mine, ref), 1);
         }
     free(g);
     free(c);
@@ -417,7 +424,8 @@ START_TEST(test_scaling_dynamic_cached_keys)
     s.max_position_embeddings = 2048;
     rope_default_inv_freq(old_inv, 64, 1e4);
     s.seq_len = n + 1;
-    ck_assert_int_eq(rope_compute_inv_freq(new_inv, &af, 64, 1e4, &s), 0);
+    ck_assert_int_eq(rope_compute_inv_freq(new_inv, &af, 64, 1e4, &s),
+                     0);
     double fresh = pair_score(i, new_inv, n, new_inv, m);
     double shifted = pair_score(i, new_inv, n + 500, new_inv, m + 500);
     double stale = pair_score(i, new_inv, n, old_inv, m);
@@ -449,7 +457,8 @@ START_TEST(test_scaling_yarn_blend)
                         int d = dims[a];
                         float inv[64], theta[64], ramp[64];
                         double af;
-                        ck_assert_int_eq(rope_compute_inv_freq(inv, &af, d, bases[b], &s), 0);
+                        ck_assert_int_eq(rope_compute_inv_freq(inv, &af, d, bases[b], &s),
+                                         0);
                         rope_default_inv_freq(theta, d, bases[b]);
                         rope_yarn_ramp(ramp, d, bases[b], &s);
                         for (int i = 0; i < d / 2; i++) {
@@ -495,7 +504,7 @@ START_TEST(test_scaling_flavour_ranges)
     for (int a = 0; a < 5; a++)
         for (int b = 0; b < 3; b++)
             for (int k = 8; k <= 26; k++) {
-                long L = 1L << k;
+                long L = (long)ldexp(1.0, k);
                 double hl, hh, ml, mh;
                 h.beta_slow = slows[k % 2];
                 h.original_max_position_embeddings = L;
@@ -527,7 +536,8 @@ START_TEST(test_scaling_llama3_bands)
     s.low_freq_factor = 1;
     s.high_freq_factor = 4;
     s.original_max_position_embeddings = 8192;
-    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, d, bases[_i], &s), 0);
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, d, bases[_i], &s),
+                     0);
     rope_default_inv_freq(theta, d, bases[_i]);
     for (int i = 0; i < d / 2; i++) {
         double wl = 2 * TEST_PI / theta[i], kappa = (double)inv[i] / theta[i];
@@ -565,10 +575,12 @@ START_TEST(test_scaling_longrope_switch)
     s.seq_len = 2048 + _i;
     rope_default_inv_freq(theta, 96, 1e6);
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
-    for (int i = 0; i < 48; i++)
-        ck_assert_int_le(float_ulp_diff(inv[i],
-                             (float)(theta[i] / lists[48 * _i + i])), 1);
-    ck_assert_double_eq_tol(af, sqrt(1 + log(16.0) / log(2048.0)), 1e-12);
+    for (int i = 0; i < 48; i++) {
+        float ref = (float)(theta[i] / lists[48 * _i + i]);
+        ck_assert_int_le(float_ulp_diff(inv[i], ref), 1);
+    }
+    ck_assert_double_eq_tol(af, sqrt(1 + log(16.0) / log(2048.0)),
+                            1e-12);
 }
 END_TEST
 START_TEST(test_scaling_attention_factors)
@@ -582,12 +594,13 @@ START_TEST(test_scaling_attention_factors)
     s.factor = s_;
     s.original_max_position_embeddings = 4096;
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e6, &s), 0);
-    ck_assert_double_eq_tol(af, s_ <= 1 ? 1.0 : 0.1 * log(s_) + 1, 1e-12);
+    ck_assert_double_eq_tol(af, s_ <= 1 ? 1.0 : 0.1 * log(s_) + 1,
+                            1e-12);
     s.mscale = 0.8;
     s.mscale_all_dim = 0.5;
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e6, &s), 0);
-    ck_assert_double_eq_tol(af, (0.08 * log(s_) + 1) / (0.05 * log(s_) + 1),
-                            1e-12);
+    double ratio = (0.08 * log(s_) + 1) / (0.05 * log(s_) + 1);
+    ck_assert_double_eq_tol(af, ratio, 1e-12);
     s.yarn_flavor = ROPE_YARN_MINIMIND;
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e6, &s), 0);
     ck_assert_double_eq(af, 1.0);
@@ -601,8 +614,9 @@ START_TEST(test_scaling_full_turns)
     int checked = 0;
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 2; b++)
-            for (long L = 16; L <= (1L << 24); L *= 2) {
-                double i1 = rope_yarn_correction_dim(1, dims[a], bases[b], L);
+            for (long L = 16; L <= 16777216; L *= 2) {
+                double i1 = rope_yarn_correction_dim(1, dims[a],
+                                                     bases[b], L);
                 double lim = fmin(floor(i1) + 1, dims[a] / 2);
                 if (fabs(i1 - nearbyint(i1)) < 1e-3)
                     continue;
@@ -634,8 +648,8 @@ START_TEST(test_scaling_invalid)
     s.long_factor = lists + 32;
     s.n_short_factor = s.n_long_factor = c->n_list;
     ck_assert_int_eq(rope_scaling_check(&s, c->head_dim), c->expect);
-    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, c->head_dim, 1e4, &s),
-                     c->expect);
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, c->head_dim, 1e4,
+                                           &s), c->expect);
     ck_assert_float_eq(inv[0], 0.0f);
     ck_assert_double_eq(af, -1.0);
     ck_assert_str_ne(rope_scaling_strerror(c->expect), "unknown error");
@@ -647,13 +661,15 @@ Suite *scaling_suite(void)
     Suite *suite = suite_create("scaling");
     TCase *tc = tcase_create("scaling");
     tcase_set_timeout(tc, 30);
-    tcase_add_loop_test(tc, test_scaling_golden_inv_freq, 0, N_GOLDEN_CASES);
+    tcase_add_loop_test(tc, test_scaling_golden_inv_freq, 0,
+                        N_GOLDEN_CASES);
     tcase_add_loop_test(tc, test_scaling_golden_yarn_ramp, 0, 2);
     tcase_add_loop_test(tc, test_scaling_golden_cos_sin, 0, 3);
     tcase_add_loop_test(tc, test_scaling_golden_apply, 0, 3);
     tcase_add_test(tc, test_scaling_minimind_inv_freq_and_ramp);
     tcase_add_loop_test(tc, test_scaling_minimind_cos_sin, 0, 2);
-    tcase_add_loop_test(tc, test_scaling_minimind_off_within_original, 0, 3);
+    tcase_add_loop_test(tc, test_scaling_minimind_off_within_original,
+                        0, 3);
     tcase_add_test(tc, test_scaling_ntk_aware_derivation);
     tcase_add_loop_test(tc, test_scaling_dynamic_properties, 0, 4);
     tcase_add_test(tc, test_scaling_dynamic_cached_keys);

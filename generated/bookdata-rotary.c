@@ -4,7 +4,7 @@
 #include <string.h>
 #include "bookdata.h"
 
-static void def_sci(FILE *f, const char *key, double v)
+static void rd_sci(FILE *f, const char *key, double v)
 {
     int e = v == 0 ? 0 : (int)floor(log10(fabs(v)));
     if (v == 0 || (e >= -2 && e <= 3)) {
@@ -15,7 +15,7 @@ static void def_sci(FILE *f, const char *key, double v)
     bd_def(f, key, "\\ensuremath{%.2g\\times10^{%d}}", m, e);
 }
 
-static void def_int(FILE *f, const char *key, long v)
+static void rd_int(FILE *f, const char *key, long v)
 {
     char digits[32], out[64];
     int n = snprintf(digits, sizeof digits, "%ld", v), k = 0;
@@ -28,7 +28,7 @@ static void def_int(FILE *f, const char *key, long v)
     bd_def(f, key, "%s", out);
 }
 
-static float *read_golden(const char *path, size_t *n)
+static float *rd_golden(const char *path, size_t *n)
 {
     FILE *in = fopen(path, "r");
     size_t cap = 1024, k = 0;
@@ -44,7 +44,9 @@ static float *read_golden(const char *path, size_t *n)
             while ((ch = fgetc(in)) != EOF && ch != '\n') {}
             continue;
         }
-        if (k == cap && (v = realloc(v, (cap *= 2) * sizeof *v)) == NULL)
+        if (k == cap)
+            v = realloc(v, (cap *= 2) * sizeof *v);
+        if (v == NULL)
             exit(1);
         v[k++] = strtof(word, NULL);
     }
@@ -53,7 +55,7 @@ static float *read_golden(const char *path, size_t *n)
     return v;
 }
 #define MMDIR "tests/golden/minimind/"
-static int golden_numbers(FILE *f)
+static int rotary_golden_numbers(FILE *f)
 {
     static const struct { int d; long end; const char *c, *s; } t[2] = {
         {64, 32, MMDIR "rope_default_d64_end32_cos.txt",
@@ -64,7 +66,8 @@ static int golden_numbers(FILE *f)
     float c[32 * 64], s[32 * 64];
     for (int i = 0; i < 2; i++) {
         size_t n, m;
-        float *gc = read_golden(t[i].c, &n), *gs = read_golden(t[i].s, &m);
+        float *gc = rd_golden(t[i].c, &n);
+        float *gs = rd_golden(t[i].s, &m);
         rope_precompute_freqs_cis(c, s, t[i].d, t[i].end, 1e6,
                                   ROPE_PRECISION_FLOAT);
         for (size_t j = 0; j < n && j < m; j++) {
@@ -74,14 +77,16 @@ static int golden_numbers(FILE *f)
         ncos += (long)n;
         free(gc); free(gs);
     }
-    def_int(f, "rotary-cos-count", ncos);
-    def_int(f, "rotary-cos-ulp-count", dcos);
-    def_int(f, "rotary-sin-ulp-count", dsin);
+    rd_int(f, "rotary-cos-count", ncos);
+    rd_int(f, "rotary-cos-ulp-count", dcos);
+    rd_int(f, "rotary-sin-ulp-count", dsin);
     size_t nq, nk, noq, nok;
-    float *q = read_golden(MMDIR "apply_rope_q_in.txt", &nq);
-    float *k = read_golden(MMDIR "apply_rope_k_in.txt", &nk);
-    float *oq = read_golden(MMDIR "apply_rope_c1_default_pos0_q_out.txt", &noq);
-    float *ok = read_golden(MMDIR "apply_rope_c1_default_pos0_k_out.txt", &nok);
+    float *q = rd_golden(MMDIR "apply_rope_q_in.txt", &nq);
+    float *k = rd_golden(MMDIR "apply_rope_k_in.txt", &nk);
+    float *oq = rd_golden(MMDIR "apply_rope_c1_default_pos0_q_out.txt",
+                            &noq);
+    float *ok = rd_golden(MMDIR "apply_rope_c1_default_pos0_k_out.txt",
+                            &nok);
     if (nq != 4608 || nk != 1152 || noq != nq || nok != nk)
         return 1;
     rope_precompute_freqs_cis(c, s, 96, 6, 1e6, ROPE_PRECISION_FLOAT);
@@ -90,16 +95,17 @@ static int golden_numbers(FILE *f)
     double maxdiff = 0;
     long ndiff = 0;
     for (size_t j = 0; j < nq + nk; j++) {
-        float a = j < nq ? q[j] : k[j - nq], b = j < nq ? oq[j] : ok[j - nq];
+        float a = j < nq ? q[j] : k[j - nq];
+        float b = j < nq ? oq[j] : ok[j - nq];
         maxdiff = fmax(maxdiff, fabs((double)a - b));
         ndiff += a != b;
     }
-    def_sci(f, "rotary-own-table-maxdiff", maxdiff);
-    def_int(f, "rotary-own-table-ndiff", ndiff);
-    def_int(f, "rotary-apply-count", (long)(nq + nk));
+    rd_sci(f, "rotary-own-table-maxdiff", maxdiff);
+    rd_int(f, "rotary-own-table-ndiff", ndiff);
+    rd_int(f, "rotary-apply-count", (long)(nq + nk));
     free(q); free(k); free(oq); free(ok);
     size_t nh;
-    float *h = read_golden("tests/golden/hf/cos_sin_default_theta1e4.txt",
+    float *h = rd_golden("tests/golden/hf/cos_sin_default_theta1e4.txt",
                            &nh);
     float inv[32];
     double worst = 0;
@@ -117,7 +123,7 @@ static int golden_numbers(FILE *f)
     free(h);
     return 0;
 }
-static int precision_table(FILE *f)
+static int rotary_precision_table(FILE *f)
 {
     enum { D = 96 };
     const double base = 1e6;
@@ -125,8 +131,9 @@ static int precision_table(FILE *f)
                               1000000};
     float inv[D / 2], cf[D], sf[D], cd[D], sd[D];
     char key[64];
+    double de_max = 0;
     rope_default_inv_freq(inv, D, base);
-    def_int(f, "rotary-prec-d", D);
+    rd_int(f, "rotary-prec-d", D);
     bd_def(f, "rotary-prec-base", "\\ensuremath{10^{%d}}",
            (int)lround(log10(base)));
     for (int r = 0; r < 7; r++) {
@@ -149,37 +156,35 @@ static int precision_table(FILE *f)
             }
         }
         static const char *name[4] = {"ff", "df", "fe", "de"};
+        de_max = fmax(de_max, err[3]);
         snprintf(key, sizeof key, "rotary-prec-t-%d", r);
-        def_int(f, key, t[r]);
+        rd_int(f, key, t[r]);
         snprintf(key, sizeof key, "rotary-prec-bound-%d", r);
-        def_sci(f, key, (double)t[r] * ldexp(1.0, -24));
+        rd_sci(f, key, (double)t[r] * ldexp(1.0, -24));
         for (int e = 0; e < 4; e++) {
             snprintf(key, sizeof key, "rotary-prec-%s-%d", name[e], r);
-            def_sci(f, key, err[e]);
+            rd_sci(f, key, err[e]);
         }
     }
-    def_sci(f, "rotary-prec-bound-32k", 32767 * ldexp(1.0, -24));
-    def_sci(f, "rotary-prec-bound-1m", 1e6 * ldexp(1.0, -24));
+    rd_sci(f, "rotary-prec-de-max", de_max);
+    rd_sci(f, "rotary-prec-bound-32k", 32767 * ldexp(1.0, -24));
+    rd_sci(f, "rotary-prec-bound-1m", 1e6 * ldexp(1.0, -24));
     return 0;
 }
-static int decay(FILE *f, const char *dir)
+static int rotary_decay(FILE *f, const char *dir)
 {
     enum { D = 96 };
-    const long rmax = 32768, rmark = 1000;
+    const long rmax = 2000, rmark = 1000;
     FILE *dat = bd_open(dir, "rotary-decay.dat");
     fprintf(dat, "r b1e4 b1e6\n");
-    long last = 0;
-    for (int k = 0; k <= 300; k++) {
-        long r = lround(pow((double)rmax, k / 300.0));
-        if (r == last) continue;
-        fprintf(dat, "%ld %.6f %.6f\n", r, rope_decay_average(D, 1e4, r),
-                rope_decay_average(D, 1e6, r));
-        last = r;
-    }
+    for (long r = 0; r <= rmax; r += 2)
+        fprintf(dat, "%ld %.6f %.6f\n", r,
+                rope_decay_average(D, 1e4, (double)r),
+                rope_decay_average(D, 1e6, (double)r));
     bd_close(dat);
-    def_int(f, "rotary-decay-d", D);
-    def_int(f, "rotary-decay-rmax", rmax);
-    def_int(f, "rotary-decay-r", rmark);
+    rd_int(f, "rotary-decay-d", D);
+    rd_int(f, "rotary-decay-rmax", rmax);
+    rd_int(f, "rotary-decay-r", rmark);
     bd_def(f, "rotary-decay-a0", "%g", rope_decay_average(D, 1e4, 0));
     bd_def(f, "rotary-decay-at-r-1e4", "%.2f",
            rope_decay_average(D, 1e4, rmark));
@@ -187,26 +192,26 @@ static int decay(FILE *f, const char *dir)
            rope_decay_average(D, 1e6, rmark));
     return 0;
 }
-static int memory(FILE *f)
+static int rotary_memory(FILE *f)
 {
     const double L = 32768, d = 96, heads = 8, MiB = 1048576.0;
     double rope = 2 * L * d * 4, bias = heads * L * L * 4;
     double shaw = L * L * d * 4;
-    def_int(f, "rotary-mem-positions", (long)L);
-    def_int(f, "rotary-mem-d", (long)d);
-    def_int(f, "rotary-mem-heads", (long)heads);
+    rd_int(f, "rotary-mem-positions", (long)L);
+    rd_int(f, "rotary-mem-d", (long)d);
+    rd_int(f, "rotary-mem-heads", (long)heads);
     bd_def(f, "rotary-mem-rope-mib", "%g", rope / MiB);
     bd_def(f, "rotary-mem-bias-gib", "%g", bias / (1024 * MiB));
     bd_def(f, "rotary-mem-shaw-gib", "%g", shaw / (1024 * MiB));
-    def_int(f, "rotary-mem-ratio", lround(bias / rope));
+    rd_int(f, "rotary-mem-ratio", lround(bias / rope));
     return 0;
 }
 
 int bookdata_rotary(const char *dir)
 {
     FILE *f = bd_numbers_open(dir, "rotary");
-    int rc = golden_numbers(f) || precision_table(f) || decay(f, dir)
-             || memory(f);
+    int rc = rotary_golden_numbers(f) || rotary_precision_table(f)
+             || rotary_decay(f, dir) || rotary_memory(f);
     bd_close(f);
     return rc;
 }

@@ -42,7 +42,8 @@ double rope_ex_score_at_distance(const float *q, const float *k,
     for (int i = 0; i < half; i++) {
         double a = (double)r * inv[i];
         double qa = q[i], qb = q[i + half], ka = k[i], kb = k[i + half];
-        score += (qa * ka + qb * kb) * cos(a) + (qb * ka - qa * kb) * sin(a);
+        score += (qa * ka + qb * kb) * cos(a)
+               + (qb * ka - qa * kb) * sin(a);
     }
     free(inv);
     return score;

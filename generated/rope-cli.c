@@ -11,8 +11,9 @@ static const cli_command commands[] = {
      "--positions P1,P2,...) [--pairing half|interleaved] "
      "[--precision float|double] [--print inv_freq|angles|cos|sin]",
      "RoPE frequencies, angles or cos/sin tables, as MiniMind builds them"},
-    {"apply", cmd_apply, "apply --q Q.npy --k K.npy --theta B --start-pos S "
-     "--out-q OQ.npy --out-k OK.npy [--pairing ...] [--precision ...]",
+    {"apply", cmd_apply, "apply --q Q.npy --k K.npy --theta B "
+     "--start-pos S --out-q OQ.npy --out-k OK.npy [--pairing ...] "
+     "[--precision ...]",
      "rotate queries and keys stored as float32 .npy files"},
     {NULL, NULL, NULL, NULL}
 };

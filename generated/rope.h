@@ -16,8 +16,12 @@ typedef struct rope_example {
     double wv[ROPE_EX_DMODEL * ROPE_EX_DHEAD];
 } rope_example;
 /* chapter 3: rotary position embeddings */
-typedef enum { ROPE_PAIRING_HALF, ROPE_PAIRING_INTERLEAVED } rope_pairing;
-typedef enum { ROPE_PRECISION_FLOAT, ROPE_PRECISION_DOUBLE } rope_precision;
+typedef enum {
+    ROPE_PAIRING_HALF, ROPE_PAIRING_INTERLEAVED
+} rope_pairing;
+typedef enum {
+    ROPE_PRECISION_FLOAT, ROPE_PRECISION_DOUBLE
+} rope_precision;
 /* positions t < 2^24 are exact in float32; tables stop there */
 #define ROPE_MAX_POSITION 16777216L
 #define ROPE_NPY_MAX_NDIM 8

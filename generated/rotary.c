@@ -1,7 +1,9 @@
 /* rotary.c: rotary position embeddings, bit-compatible with MiniMind
-   (model/model_minimind.py, precompute_freqs_cis, apply_rotary_pos_emb).
+   (model/model_minimind.py: precompute_freqs_cis,
+   apply_rotary_pos_emb).
    Tangled from chapters/03-rope.nw. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,14 +57,14 @@ int rope_precompute_freqs_cis(float *freqs_cos, float *freqs_sin,
         rope_precision precision)
 {
     if (!table_arguments_ok(head_dim, 0, end) || !(rope_base > 1.0)
-        || !isfinite(rope_base))
+        || !(rope_base <= FLT_MAX))   /* the base is used as a float */
         return EINVAL;
     float *inv_freq = malloc((size_t)(head_dim / 2) * sizeof *inv_freq);
     if (inv_freq == NULL)
         return ENOMEM;
     rope_default_inv_freq(inv_freq, head_dim, rope_base);
-    int rc = rope_freqs_cis_from_inv_freq(freqs_cos, freqs_sin, inv_freq,
-                 head_dim, 0, end, 1.0, precision);
+    int rc = rope_freqs_cis_from_inv_freq(freqs_cos, freqs_sin,
+                 inv_freq, head_dim, 0, end, 1.0, precision);
     free(inv_freq);
     return rc;
 }
@@ -105,13 +107,14 @@ void rope_apply_rotary_pos_emb(float *q, float *k,
         for (int s = 0; s < seq_len; s++) {
             size_t row = (size_t)(start_pos + s) * d;
             size_t token = (size_t)b * (size_t)seq_len + (size_t)s;
+            const float *c = freqs_cos + row, *sn = freqs_sin + row;
+            float *qt = q + token * (size_t)n_heads * d;
+            float *kt = k + token * (size_t)n_kv_heads * d;
             for (int h = 0; h < n_heads; h++)
-                rotate_head(q + (token * (size_t)n_heads + (size_t)h) * d,
-                            freqs_cos + row, freqs_sin + row, head_dim,
+                rotate_head(qt + (size_t)h * d, c, sn, head_dim,
                             pairing);
             for (int h = 0; h < n_kv_heads; h++)
-                rotate_head(k + (token * (size_t)n_kv_heads + (size_t)h) * d,
-                            freqs_cos + row, freqs_sin + row, head_dim,
+                rotate_head(kt + (size_t)h * d, c, sn, head_dim,
                             pairing);
         }
 }
@@ -173,7 +176,8 @@ static int npy_string(npy_cursor *c, char *buf, size_t len)
     char quote = npy_take(c, '\'') ? '\'' : npy_take(c, '"') ? '"' : 0;
     if (quote == 0) return 0;
     while (c->p < c->end && *c->p != quote) {
-        if (k + 1 >= len) return 0;
+        if (k + 1 >= len || *c->p < ' ' || *c->p > '~')
+            return 0;   /* too long, or not printable ASCII */
         buf[k++] = *c->p++;
     }
     buf[k] = '\0';
@@ -189,7 +193,8 @@ static int npy_word(npy_cursor *c, const char *word)
     c->p += n;
     return 1;
 }
-static int npy_shape(npy_cursor *c, rope_npy *a, char *err, size_t errlen)
+static int npy_shape(npy_cursor *c, rope_npy *a, char *err,
+                     size_t errlen)
 {
     if (!npy_take(c, '('))
         return npy_fail(err, errlen, "header: 'shape' is not a tuple");
@@ -214,7 +219,8 @@ static int npy_shape(npy_cursor *c, rope_npy *a, char *err, size_t errlen)
     }
     return 0;
 }
-static int npy_dict(npy_cursor *c, rope_npy *a, char *err, size_t errlen)
+static int npy_dict(npy_cursor *c, rope_npy *a, char *err,
+                    size_t errlen)
 {
     int seen = 0;   /* bits: 1 descr, 2 fortran_order, 4 shape */
     char key[32], value[32];
@@ -222,7 +228,7 @@ static int npy_dict(npy_cursor *c, rope_npy *a, char *err, size_t errlen)
         return npy_fail(err, errlen, "header is not a dictionary");
     while (!npy_take(c, '}')) {
         if (!npy_string(c, key, sizeof key) || !npy_take(c, ':'))
-            return npy_fail(err, errlen, "header: malformed dictionary");
+            return npy_fail(err, errlen, "header: bad dictionary");
         if (strcmp(key, "descr") == 0) {
             if (!npy_string(c, value, sizeof value))
                 return npy_fail(err, errlen, "header: bad 'descr'");
@@ -244,7 +250,7 @@ static int npy_dict(npy_cursor *c, rope_npy *a, char *err, size_t errlen)
         } else
             return npy_fail(err, errlen, "header: unexpected key '%s'", key);
         if (!npy_take(c, ',') && !(c->p < c->end && *c->p == '}'))
-            return npy_fail(err, errlen, "header: malformed dictionary");
+            return npy_fail(err, errlen, "header: bad dictionary");
     }
     if (seen != 7)
         return npy_fail(err, errlen, "header: 'descr', 'fortran_order' "
@@ -276,13 +282,14 @@ int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
         return EINVAL;
     npy_skip(&c);
     if (c.p != c.end)
-        return npy_fail(err, errlen, "header: junk after the dictionary");
+        return npy_fail(err, errlen, "header: junk after the dict");
     size_t have = n - hstart - hlen, need = a->count * 4;
     if (have < need)
         return npy_fail(err, errlen, "truncated data: %zu bytes, the shape "
                         "needs %zu", have, need);
     if (have > need)
-        return npy_fail(err, errlen, "%zu bytes after the data", have - need);
+        return npy_fail(err, errlen, "%zu bytes after the data",
+                        have - need);
     a->data = malloc(need > 0 ? need : 1);
     if (a->data == NULL)
         return npy_fail(err, errlen, "out of memory");
@@ -294,7 +301,8 @@ int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
     }
     return 0;
 }
-int rope_npy_read(const char *path, rope_npy *a, char *err, size_t errlen)
+int rope_npy_read(const char *path, rope_npy *a, char *err,
+                  size_t errlen)
 {
     memset(a, 0, sizeof *a);
     FILE *f = fopen(path, "rb");
@@ -334,7 +342,7 @@ int rope_npy_write(const char *path, const float *data, int ndim,
     int k = snprintf(h, sizeof h, "{'descr': '<f4', 'fortran_order': "
                      "False, 'shape': (");
     if (ndim < 0 || ndim > ROPE_NPY_MAX_NDIM)
-        return npy_fail(err, errlen, "%s: bad number of dimensions", path);
+        return npy_fail(err, errlen, "%s: bad dimensions", path);
     for (int i = 0; i < ndim; i++) {
         k += snprintf(h + k, sizeof h - (size_t)k, "%ld%s", shape[i],
                       ndim == 1 ? "," : i + 1 < ndim ? ", " : "");
@@ -348,14 +356,16 @@ int rope_npy_write(const char *path, const float *data, int ndim,
     if (f == NULL)
         return npy_fail(err, errlen, "%s: %s", path, strerror(errno));
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                             (unsigned char)(k & 0xff), (unsigned char)(k >> 8)};
+                             (unsigned char)(k & 0xff),
+                             (unsigned char)(k >> 8)};
     fwrite(pre, 1, sizeof pre, f);
     fwrite(h, 1, (size_t)k, f);
     for (size_t i = 0; i < count; i++) {
         uint32_t u;
         memcpy(&u, &data[i], sizeof u);
         unsigned char b[4] = {(unsigned char)u, (unsigned char)(u >> 8),
-                              (unsigned char)(u >> 16), (unsigned char)(u >> 24)};
+                              (unsigned char)(u >> 16),
+                              (unsigned char)(u >> 24)};
         fwrite(b, 1, 4, f);
     }
     if (ferror(f) | fclose(f))

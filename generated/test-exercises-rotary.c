@@ -5,7 +5,7 @@
 #include "tests.h"
 #include "exercises-rotary.h"
 
-static void fill(float *x, size_t n, unsigned seed)
+static void randfill(float *x, size_t n, unsigned seed)
 {
     unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1u);
     for (size_t i = 0; i < n; i++) {
@@ -14,7 +14,7 @@ static void fill(float *x, size_t n, unsigned seed)
     }
 }
 
-static double dot(const float *a, const float *b, int n)
+static double dot64(const float *a, const float *b, int n)
 {
     double sum = 0;
     for (int i = 0; i < n; i++)
@@ -27,8 +27,8 @@ static void rotate_to(float *x, int d, double base, long m,
     float inv[512], c[1024], s[1024], k[1024];
     ck_assert(d <= 1024);
     rope_default_inv_freq(inv, d, base);
-    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, d, m, m + 1,
-                         1.0, prec), 0);
+    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, d, m,
+                         m + 1, 1.0, prec), 0);
     memcpy(k, x, (size_t)d * sizeof *k);
     rope_apply_rotary_pos_emb(x, k, c, s, 1, 1, 1, 1, d, 0, pairing);
 }
@@ -39,7 +39,7 @@ START_TEST(exercise_3_1_unrotate_inverts_the_rotation)
     float x[D], y[D], k[D], spare[D];
     ck_assert_int_eq(rope_precompute_freqs_cis(c, s, D, END, 1e6,
                          ROPE_PRECISION_FLOAT), 0);
-    fill(x, D, 31);
+    randfill(x, D, 31);
     memcpy(y, x, sizeof x);
     rope_ex_unrotate(y, c, s, D, 0);
     ck_assert(memcmp(x, y, sizeof x) == 0);
@@ -58,8 +58,8 @@ START_TEST(exercise_3_1_unrotate_inverts_the_rotation)
     }
 }
 END_TEST
-static void matvec(const float *w, const float *x, float *y, int rows,
-                   int cols)
+static void ex_matvec(const float *w, const float *x, float *y,
+                      int rows, int cols)
 {
     for (int r = 0; r < rows; r++) {
         double sum = 0;
@@ -72,17 +72,19 @@ static void matvec(const float *w, const float *x, float *y, int rows,
 START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
 {
     enum { H = 2, D = 8, IN = 12 };
-    float wq[H * D * IN], wk[H * D * IN], hq[H * D * IN], hk[H * D * IN];
+    float wq[H * D * IN], wk[H * D * IN];
+    float hq[H * D * IN], hk[H * D * IN];
     float x[IN], y[IN];
-    fill(wq, H * D * IN, 41); fill(wk, H * D * IN, 42);
-    fill(x, IN, 43); fill(y, IN, 44);
+    randfill(wq, H * D * IN, 41); randfill(wk, H * D * IN, 42);
+    randfill(x, IN, 43); randfill(y, IN, 44);
     rope_ex_interleaved_to_half_rows(wq, hq, H, D, IN);
     rope_ex_interleaved_to_half_rows(wk, hk, H, D, IN);
     for (int h = 0; h < H; h++)
         for (int r = 0; r < D; r++) {
             int found = 0;
             for (int r2 = 0; r2 < D; r2++)
-                found += memcmp(hq + (h * D + r) * IN, wq + (h * D + r2) * IN,
+                found += memcmp(hq + (h * D + r) * IN,
+                                wq + (h * D + r2) * IN,
                                 IN * sizeof *wq) == 0;
             ck_assert_int_eq(found, 1);
         }
@@ -90,10 +92,10 @@ START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
         for (long n = 0; n < 900; n += 211)
             for (int h = 0; h < H; h++) {
                 float q[D], k[D], q2[D], k2[D];
-                matvec(wq + h * D * IN, x, q, D, IN);
-                matvec(wk + h * D * IN, y, k, D, IN);
-                matvec(hq + h * D * IN, x, q2, D, IN);
-                matvec(hk + h * D * IN, y, k2, D, IN);
+                ex_matvec(wq + h * D * IN, x, q, D, IN);
+                ex_matvec(wk + h * D * IN, y, k, D, IN);
+                ex_matvec(hq + h * D * IN, x, q2, D, IN);
+                ex_matvec(hk + h * D * IN, y, k2, D, IN);
                 rotate_to(q, D, 1e4, m, ROPE_PRECISION_FLOAT,
                           ROPE_PAIRING_INTERLEAVED);
                 rotate_to(k, D, 1e4, n, ROPE_PRECISION_FLOAT,
@@ -102,7 +104,9 @@ START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
                           ROPE_PAIRING_HALF);
                 rotate_to(k2, D, 1e4, n, ROPE_PRECISION_FLOAT,
                           ROPE_PAIRING_HALF);
-                ck_assert_double_eq_tol(dot(q, k, D), dot(q2, k2, D), 1e-5);
+                ck_assert_double_eq_tol(dot64(q, k, D),
+                                        dot64(q2, k2, D),
+                                        1e-5);
             }
 }
 END_TEST
@@ -110,8 +114,8 @@ START_TEST(exercise_3_3_score_depends_on_the_distance)
 {
     enum { D = 64 };
     float q[D], k[D], qr[D], kr[D];
-    fill(q, D, 51); fill(k, D, 52);
-    double scale = sqrt(dot(q, q, D) * dot(k, k, D));
+    randfill(q, D, 51); randfill(k, D, 52);
+    double scale = sqrt(dot64(q, q, D) * dot64(k, k, D));
     for (long m = 0; m < 70000; m += 6007)
         for (long n = 0; n < 70000; n += 7919) {
             memcpy(qr, q, sizeof q); memcpy(kr, k, sizeof k);
@@ -121,7 +125,7 @@ START_TEST(exercise_3_3_score_depends_on_the_distance)
                       ROPE_PAIRING_HALF);
             ck_assert_double_eq_tol(
                 rope_ex_score_at_distance(q, k, D, 1e6, n - m),
-                dot(qr, kr, D), 1e-5 * scale);
+                dot64(qr, kr, D), 1e-5 * scale);
         }
 }
 END_TEST

@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include "tests.h"
 
-static void fill(float *x, size_t n, unsigned seed)
+static void randfill(float *x, size_t n, unsigned seed)
 {
     unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1u);
     for (size_t i = 0; i < n; i++) {
@@ -15,7 +15,7 @@ static void fill(float *x, size_t n, unsigned seed)
     }
 }
 
-static double dot(const float *a, const float *b, int n)
+static double dot64(const float *a, const float *b, int n)
 {
     double sum = 0;
     for (int i = 0; i < n; i++)
@@ -28,13 +28,13 @@ static void rotate_to(float *x, int d, double base, long m,
     float inv[512], c[1024], s[1024], k[1024];
     ck_assert(d <= 1024);
     rope_default_inv_freq(inv, d, base);
-    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, d, m, m + 1,
-                         1.0, prec), 0);
+    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, d, m,
+                         m + 1, 1.0, prec), 0);
     memcpy(k, x, (size_t)d * sizeof *k);
     rope_apply_rotary_pos_emb(x, k, c, s, 1, 1, 1, 1, d, 0, pairing);
 }
-#define MM "tests/golden/minimind/"
-#define HF "tests/golden/hf/"
+#define GMM "tests/golden/minimind/"
+#define GHF "tests/golden/hf/"
 
 static float *golden_floats(const char *path, size_t expect)
 {
@@ -50,8 +50,8 @@ static float *golden_floats(const char *path, size_t expect)
     return f;
 }
 
-static size_t make_npy(unsigned char *buf, int major, const char *header,
-                       const float *x, size_t nx)
+static size_t make_npy(unsigned char *buf, int major,
+                       const char *header, const float *x, size_t nx)
 {
     size_t pre = major == 1 ? 10 : 12, hl = strlen(header), k = 0;
     size_t total = hl + 1;
@@ -63,7 +63,7 @@ static size_t make_npy(unsigned char *buf, int major, const char *header,
     memcpy(buf + pre, header, hl);
     for (k = pre + hl; k < pre + total - 1; k++) buf[k] = ' ';
     buf[k++] = '\n';
-    memcpy(buf + k, x, nx * sizeof *x);   /* the host is little-endian */
+    memcpy(buf + k, x, nx * sizeof *x);  /* a little-endian host */
     return k + nx * sizeof *x;
 }
 
@@ -99,13 +99,15 @@ static void check_inv_freq_and_angles(int d, long end, const char *inv,
 
 START_TEST(test_inv_freq_and_angles_match_minimind)
 {
-    check_inv_freq_and_angles(64, 32, MM "rope_default_d64_inv_freq.txt",
-        MM "rope_default_d64_end32_angles.txt");
-    check_inv_freq_and_angles(96, 8, MM "rope_default_d96_inv_freq.txt",
-        MM "rope_default_d96_end8_angles.txt");
+    check_inv_freq_and_angles(64, 32,
+        GMM "rope_default_d64_inv_freq.txt",
+        GMM "rope_default_d64_end32_angles.txt");
+    check_inv_freq_and_angles(96, 8,
+        GMM "rope_default_d96_inv_freq.txt",
+        GMM "rope_default_d96_end8_angles.txt");
 }
 END_TEST
-static void check_table(int d, long end, const char *cos_path,
+static void check_cos_sin(int d, long end, const char *cos_path,
                         const char *sin_path)
 {
     size_t n = (size_t)end * (size_t)d;
@@ -113,7 +115,8 @@ static void check_table(int d, long end, const char *cos_path,
     ck_assert(c != NULL && s != NULL);
     ck_assert_int_eq(rope_precompute_freqs_cis(c, s, d, end, 1e6,
                          ROPE_PRECISION_FLOAT), 0);
-    float *gc = golden_floats(cos_path, n), *gs = golden_floats(sin_path, n);
+    float *gc = golden_floats(cos_path, n);
+    float *gs = golden_floats(sin_path, n);
     for (size_t j = 0; j < n; j++) {
         ck_assert_msg(float_ulp_diff(c[j], gc[j]) <= 1, "cos[%zu]", j);
         ck_assert_msg(float_ulp_diff(s[j], gs[j]) <= 1, "sin[%zu]", j);
@@ -123,16 +126,16 @@ static void check_table(int d, long end, const char *cos_path,
 
 START_TEST(test_cos_sin_within_one_ulp_of_minimind)
 {
-    check_table(64, 32, MM "rope_default_d64_end32_cos.txt",
-                MM "rope_default_d64_end32_sin.txt");
-    check_table(96, 8, MM "rope_default_d96_end8_cos.txt",
-                MM "rope_default_d96_end8_sin.txt");
+    check_cos_sin(64, 32, GMM "rope_default_d64_end32_cos.txt",
+                GMM "rope_default_d64_end32_sin.txt");
+    check_cos_sin(96, 8, GMM "rope_default_d96_end8_cos.txt",
+                GMM "rope_default_d96_end8_sin.txt");
 }
 END_TEST
 START_TEST(test_rotate_half_matches_minimind)
 {
     float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
-    float *g = golden_floats(MM "rotate_half_d8.txt", 8);
+    float *g = golden_floats(GMM "rotate_half_d8.txt", 8);
     rope_rotate_half(x, out, 8);
     for (int j = 0; j < 8; j++)
         ck_assert(out[j] == g[j]);
@@ -143,8 +146,8 @@ END_TEST
 static void apply_to_golden_inputs(const float *c, const float *s,
                                    float *q, float *k)
 {
-    float *gq = golden_floats(MM "apply_rope_q_in.txt", 6 * 8 * 96);
-    float *gk = golden_floats(MM "apply_rope_k_in.txt", 6 * 2 * 96);
+    float *gq = golden_floats(GMM "apply_rope_q_in.txt", 6 * 8 * 96);
+    float *gk = golden_floats(GMM "apply_rope_k_in.txt", 6 * 2 * 96);
     memcpy(q, gq, 6 * 8 * 96 * sizeof *q);
     memcpy(k, gk, 6 * 2 * 96 * sizeof *k);
     rope_apply_rotary_pos_emb(q, k, c, s, 1, 6, 8, 2, 96, 0,
@@ -154,13 +157,15 @@ static void apply_to_golden_inputs(const float *c, const float *s,
 
 START_TEST(test_apply_with_minimind_tables_is_bitwise)
 {
-    float *c = golden_floats(MM "rope_default_d96_end8_cos.txt", 8 * 96);
-    float *s = golden_floats(MM "rope_default_d96_end8_sin.txt", 8 * 96);
+    float *c = golden_floats(GMM "rope_default_d96_end8_cos.txt", 768);
+    float *s = golden_floats(GMM "rope_default_d96_end8_sin.txt", 768);
     float q[6 * 8 * 96], k[6 * 2 * 96];
     apply_to_golden_inputs(c, s, q, k);
-    float *oq = golden_floats(MM "apply_rope_c1_default_pos0_q_out.txt",
+    float *oq = golden_floats(
+        GMM "apply_rope_c1_default_pos0_q_out.txt",
                               6 * 8 * 96);
-    float *ok = golden_floats(MM "apply_rope_c1_default_pos0_k_out.txt",
+    float *ok = golden_floats(
+        GMM "apply_rope_c1_default_pos0_k_out.txt",
                               6 * 2 * 96);
     for (int j = 0; j < 6 * 8 * 96; j++)
         ck_assert_msg(q[j] == oq[j], "q[%d]", j);
@@ -175,9 +180,11 @@ START_TEST(test_apply_with_own_tables_within_tolerance)
     ck_assert_int_eq(rope_precompute_freqs_cis(c, s, 96, 8, 1e6,
                          ROPE_PRECISION_FLOAT), 0);
     apply_to_golden_inputs(c, s, q, k);
-    float *oq = golden_floats(MM "apply_rope_c1_default_pos0_q_out.txt",
+    float *oq = golden_floats(
+        GMM "apply_rope_c1_default_pos0_q_out.txt",
                               6 * 8 * 96);
-    float *ok = golden_floats(MM "apply_rope_c1_default_pos0_k_out.txt",
+    float *ok = golden_floats(
+        GMM "apply_rope_c1_default_pos0_k_out.txt",
                               6 * 2 * 96);
     for (int j = 0; j < 6 * 8 * 96; j++)
         ck_assert_float_eq_tol(q[j], oq[j], 2.5e-7f);
@@ -194,7 +201,7 @@ static double hf_tolerance(long pos)
 START_TEST(test_cos_sin_match_hugging_face)
 {
     size_t n;
-    double *v = golden_read(HF "cos_sin_default_theta1e4.txt", &n);
+    double *v = golden_read(GHF "cos_sin_default_theta1e4.txt", &n);
     float inv[32], c[64], s[64];
     ck_assert_uint_eq(n, 8 * 64 * 8);
     rope_default_inv_freq(inv, 64, 1e4);
@@ -202,8 +209,9 @@ START_TEST(test_cos_sin_match_hugging_face)
         const double *row = v + 8 * r;  /* pos j angle cos sin, refs */
         long pos = (long)row[0];
         int j = (int)row[1];
-        ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, 64, pos,
-                             pos + 1, 1.0, ROPE_PRECISION_FLOAT), 0);
+        ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, 64,
+                             pos, pos + 1, 1.0, ROPE_PRECISION_FLOAT),
+                         0);
         ck_assert(rope_angle(pos, inv[j % 32], ROPE_PRECISION_FLOAT)
                   == (double)(float)row[2]);
         ck_assert(float_ulp_diff(c[j], (float)row[3]) <= 1);
@@ -217,7 +225,7 @@ END_TEST
 START_TEST(test_apply_matches_hugging_face)
 {
     size_t n;
-    double *v = golden_read(HF "apply_rope_default_theta1e4.txt", &n);
+    double *v = golden_read(GHF "apply_rope_default_theta1e4.txt", &n);
     float inv[32], c[64], s[64], q[64], k[64];
     ck_assert_uint_eq(n, 8 * 64 * 4);
     rope_default_inv_freq(inv, 64, 1e4);
@@ -226,8 +234,9 @@ START_TEST(test_apply_matches_hugging_face)
         long pos = (long)rows[0];
         for (int j = 0; j < 64; j++)
             q[j] = k[j] = (float)rows[4 * j + 2];
-        ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, 64, pos,
-                             pos + 1, 1.0, ROPE_PRECISION_FLOAT), 0);
+        ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, 64,
+                             pos, pos + 1, 1.0, ROPE_PRECISION_FLOAT),
+                         0);
         rope_apply_rotary_pos_emb(q, k, c, s, 1, 1, 1, 1, 64, 0,
                                   ROPE_PAIRING_HALF);
         for (int j = 0; j < 64; j++)
@@ -243,9 +252,9 @@ static void check_shift(int iteration, rope_precision prec, long range,
     const int d = 64;
     float q[64], k[64], q1[64], k1[64], q2[64], k2[64];
     float r[3];
-    fill(q, d, (unsigned)iteration);
-    fill(k, d, (unsigned)iteration + 1000u);
-    fill(r, 3, (unsigned)iteration + 2000u);
+    randfill(q, d, (unsigned)iteration);
+    randfill(k, d, (unsigned)iteration + 1000u);
+    randfill(r, 3, (unsigned)iteration + 2000u);
     /* m, n, t in [0, range/2): the shifted positions stay in range */
     long pick[3];
     for (int j = 0; j < 3; j++)
@@ -257,9 +266,9 @@ static void check_shift(int iteration, rope_precision prec, long range,
     rotate_to(k1, d, 1e4, n, prec, ROPE_PAIRING_HALF);
     rotate_to(q2, d, 1e4, m + t, prec, ROPE_PAIRING_HALF);
     rotate_to(k2, d, 1e4, n + t, prec, ROPE_PAIRING_HALF);
-    double scale = sqrt(dot(q, q, d) * dot(k, k, d));
+    double scale = sqrt(dot64(q, q, d) * dot64(k, k, d));
     double tol = tol_per_unit * scale;
-    ck_assert_msg(fabs(dot(q1, k1, d) - dot(q2, k2, d)) <= tol,
+    ck_assert_msg(fabs(dot64(q1, k1, d) - dot64(q2, k2, d)) <= tol,
                   "m=%ld n=%ld t=%ld", m, n, t);
 }
 
@@ -284,7 +293,8 @@ START_TEST(test_unit_pair_gives_cosine_of_distance)
                       ROPE_PAIRING_HALF);
             rotate_to(k, 2, 1e6, n, ROPE_PRECISION_FLOAT,
                       ROPE_PAIRING_HALF);
-            ck_assert_double_eq_tol(dot(q, k, 2), cos((double)(n - m)),
+            ck_assert_double_eq_tol(dot64(q, k, 2),
+                                    cos((double)(n - m)),
                                     1e-5);
         }
 }
@@ -295,7 +305,8 @@ static void rotation_matrix(double *R, int d, long m)
     for (int col = 0; col < d; col++) {
         memset(e, 0, sizeof e);
         e[col] = 1;
-        rotate_to(e, d, 1e4, m, ROPE_PRECISION_DOUBLE, ROPE_PAIRING_HALF);
+        rotate_to(e, d, 1e4, m, ROPE_PRECISION_DOUBLE,
+                  ROPE_PAIRING_HALF);
         for (int row = 0; row < d; row++)
             R[row * d + col] = e[row];
     }
@@ -329,11 +340,13 @@ END_TEST
 START_TEST(test_rotation_keeps_the_norm)
 {
     float x[96], y[96];
-    fill(x, 96, 7);
+    randfill(x, 96, 7);
     for (long m = 1; m < 40000; m = m * 3 + 1) {
         memcpy(y, x, sizeof x);
-        rotate_to(y, 96, 1e6, m, ROPE_PRECISION_FLOAT, ROPE_PAIRING_HALF);
-        ck_assert_double_eq_tol(dot(y, y, 96) / dot(x, x, 96), 1.0, 1e-6);
+        rotate_to(y, 96, 1e6, m, ROPE_PRECISION_FLOAT,
+                  ROPE_PAIRING_HALF);
+        ck_assert_double_eq_tol(dot64(y, y, 96) / dot64(x, x, 96), 1.0,
+                                1e-6);
     }
 }
 END_TEST
@@ -343,7 +356,7 @@ START_TEST(test_rotate_half_form_is_the_pairwise_rotation)
     float c[4 * 96], s[4 * 96], x[96], rx[96], y[96], k[96];
     ck_assert_int_eq(rope_precompute_freqs_cis(c, s, d, 4, 1e6,
                          ROPE_PRECISION_FLOAT), 0);
-    fill(x, d, 11);
+    randfill(x, d, 11);
     rope_rotate_half(x, rx, d);
     memcpy(y, x, sizeof x);
     memcpy(k, x, sizeof x);
@@ -372,7 +385,7 @@ START_TEST(test_pairings_differ_by_the_permutation)
         for (int j = 0; j < d; j++)
             ck_assert_int_eq(seen[j], 1);
         for (long m = 0; m < 32768; m = 2 * m + 5) {
-            fill(x, (size_t)d, (unsigned)(m + d));
+            randfill(x, (size_t)d, (unsigned)(m + d));
             for (int j = 0; j < d; j++)
                 px[j] = x[perm[j]];
             rotate_to(x, d, 1e6, m, ROPE_PRECISION_FLOAT,
@@ -385,7 +398,7 @@ START_TEST(test_pairings_differ_by_the_permutation)
     }
 }
 END_TEST
-static void project(const float *W, const float *x, float *q, int d,
+static void proj(const float *W, const float *x, float *q, int d,
                     int width, const int *row_of)
 {
     for (int r = 0; r < d; r++) {
@@ -401,21 +414,27 @@ START_TEST(test_permuted_weights_give_the_same_scores)
     enum { D = 8, W = 16 };
     float Wq[D * W], Wk[D * W], x[W], y[W];
     int id[D], perm[D];
-    fill(Wq, D * W, 1); fill(Wk, D * W, 2); fill(x, W, 3); fill(y, W, 4);
+    randfill(Wq, D * W, 1); randfill(Wk, D * W, 2);
+    randfill(x, W, 3); randfill(y, W, 4);
     rope_pairing_permutation(perm, D);
     for (int j = 0; j < D; j++) id[j] = j;
     for (long m = 0; m < 3000; m += 701)
         for (long n = 0; n < 3000; n += 599) {
             float q[D], k[D], pq[D], pk[D];
-            project(Wq, x, q, D, W, id);   project(Wk, y, k, D, W, id);
-            project(Wq, x, pq, D, W, perm); project(Wk, y, pk, D, W, perm);
-            rotate_to(q, D, 1e4, m, ROPE_PRECISION_FLOAT, ROPE_PAIRING_HALF);
-            rotate_to(k, D, 1e4, n, ROPE_PRECISION_FLOAT, ROPE_PAIRING_HALF);
+            proj(Wq, x, q, D, W, id);
+            proj(Wk, y, k, D, W, id);
+            proj(Wq, x, pq, D, W, perm);
+            proj(Wk, y, pk, D, W, perm);
+            rotate_to(q, D, 1e4, m, ROPE_PRECISION_FLOAT,
+                      ROPE_PAIRING_HALF);
+            rotate_to(k, D, 1e4, n, ROPE_PRECISION_FLOAT,
+                      ROPE_PAIRING_HALF);
             rotate_to(pq, D, 1e4, m, ROPE_PRECISION_FLOAT,
                       ROPE_PAIRING_INTERLEAVED);
             rotate_to(pk, D, 1e4, n, ROPE_PRECISION_FLOAT,
                       ROPE_PAIRING_INTERLEAVED);
-            ck_assert_double_eq_tol(dot(q, k, D), dot(pq, pk, D), 1e-5);
+            ck_assert_double_eq_tol(dot64(q, k, D), dot64(pq, pk, D),
+                                    1e-5);
         }
 }
 END_TEST
@@ -424,7 +443,8 @@ START_TEST(test_rotating_the_hidden_state_breaks_relativity)
     enum { D = 8 };
     float Wq[D * D], Wk[D * D], x[D], y[D];
     int id[D];
-    fill(Wq, D * D, 5); fill(Wk, D * D, 6); fill(x, D, 7); fill(y, D, 8);
+    randfill(Wq, D * D, 5); randfill(Wk, D * D, 6);
+    randfill(x, D, 7); randfill(y, D, 8);
     for (int j = 0; j < D; j++) id[j] = j;
     double worst_wrong = 0, worst_right = 0;
     for (long t = 1; t < 400; t += 37) {
@@ -437,17 +457,19 @@ START_TEST(test_rotating_the_hidden_state_breaks_relativity)
                       ROPE_PAIRING_HALF);
             rotate_to(yr, D, 1e4, n, ROPE_PRECISION_DOUBLE,
                       ROPE_PAIRING_HALF);
-            project(Wq, xr, q, D, D, id); project(Wk, yr, k, D, D, id);
-            score[0][shifted] = dot(q, k, D);     /* rotated too early */
-            project(Wq, x, q, D, D, id); project(Wk, y, k, D, D, id);
+            proj(Wq, xr, q, D, D, id); proj(Wk, yr, k, D, D, id);
+            score[0][shifted] = dot64(q, k, D);  /* rotated too early */
+            proj(Wq, x, q, D, D, id); proj(Wk, y, k, D, D, id);
             rotate_to(q, D, 1e4, m, ROPE_PRECISION_DOUBLE,
                       ROPE_PAIRING_HALF);
             rotate_to(k, D, 1e4, n, ROPE_PRECISION_DOUBLE,
                       ROPE_PAIRING_HALF);
-            score[1][shifted] = dot(q, k, D);     /* MiniMind's place */
+            score[1][shifted] = dot64(q, k, D);  /* MiniMind's place */
         }
-        worst_wrong = fmax(worst_wrong, fabs(score[0][0] - score[0][1]));
-        worst_right = fmax(worst_right, fabs(score[1][0] - score[1][1]));
+        double wrong = fabs(score[0][0] - score[0][1]);
+        double right = fabs(score[1][0] - score[1][1]);
+        worst_wrong = fmax(worst_wrong, wrong);
+        worst_right = fmax(worst_right, right);
     }
     ck_assert_double_gt(worst_wrong, 1e-3);
     ck_assert_double_lt(worst_right, 1e-5);
@@ -466,10 +488,11 @@ START_TEST(test_start_pos_and_heads_use_the_right_rows)
                          S0 + L, 1.0, ROPE_PRECISION_FLOAT), 0);
     ck_assert(memcmp(c + S0 * D, c2, sizeof c2) == 0);
     ck_assert(memcmp(s + S0 * D, s2, sizeof s2) == 0);
-    fill(q, 2 * L * 4 * D, 9);
-    for (int tok = 0; tok < 2 * L; tok++)  /* key heads = query head 0 */
+    randfill(q, 2 * L * 4 * D, 9);
+    for (int tok = 0; tok < 2 * L; tok++)  /* keys = query head 0 */
         for (int h = 0; h < 2; h++)
-            memcpy(k + (tok * 2 + h) * D, q + tok * 4 * D, D * sizeof *k);
+            memcpy(k + (tok * 2 + h) * D, q + tok * 4 * D,
+                   D * sizeof *k);
     memcpy(q2, q, sizeof q); memcpy(k2, k, sizeof k);
     rope_apply_rotary_pos_emb(q, k, c, s, 2, L, 4, 2, D, S0,
                               ROPE_PAIRING_HALF);
@@ -491,8 +514,10 @@ START_TEST(test_attention_factor_scales_every_entry)
     for (int p = 0; p < 2; p++) {
         rope_precision prec = p ? ROPE_PRECISION_DOUBLE
                                 : ROPE_PRECISION_FLOAT;
-        rope_freqs_cis_from_inv_freq(c1, s1, inv, 96, 777, 778, 1.0, prec);
-        rope_freqs_cis_from_inv_freq(c2, s2, inv, 96, 777, 778, 2.0, prec);
+        rope_freqs_cis_from_inv_freq(c1, s1, inv, 96, 777, 778, 1.0,
+                                     prec);
+        rope_freqs_cis_from_inv_freq(c2, s2, inv, 96, 777, 778, 2.0,
+                                     prec);
         for (int j = 0; j < 96; j++) {
             ck_assert(c2[j] == 2 * c1[j]);
             ck_assert(s2[j] == 2 * s1[j]);
@@ -505,11 +530,13 @@ START_TEST(test_rotation_far_from_the_start)
     enum { D = 64 };
     float inv[D / 2], x[D], y[D], z[D];
     rope_default_inv_freq(inv, D, 1e4);
-    fill(x, D, 12);
+    randfill(x, D, 12);
     for (long m = 999990; m < 1000000; m += 3) {
         memcpy(y, x, sizeof x); memcpy(z, x, sizeof x);
-        rotate_to(y, D, 1e4, m, ROPE_PRECISION_DOUBLE, ROPE_PAIRING_HALF);
-        rotate_to(z, D, 1e4, m, ROPE_PRECISION_FLOAT, ROPE_PAIRING_HALF);
+        rotate_to(y, D, 1e4, m, ROPE_PRECISION_DOUBLE,
+                  ROPE_PAIRING_HALF);
+        rotate_to(z, D, 1e4, m, ROPE_PRECISION_FLOAT,
+                  ROPE_PAIRING_HALF);
         for (int i = 0; i < D / 2; i++) {
             double a = (double)m * inv[i], c = cos(a), s = sin(a);
             double want0 = x[i] * c - x[i + D / 2] * s;
@@ -530,6 +557,8 @@ START_TEST(test_bad_arguments_are_refused)
                          ROPE_PRECISION_FLOAT), 0);
     ck_assert_int_ne(rope_precompute_freqs_cis(c, s, 8, 1, 1.0,
                          ROPE_PRECISION_FLOAT), 0);
+    ck_assert_int_ne(rope_precompute_freqs_cis(c, s, 8, 1, 1e300,
+                         ROPE_PRECISION_FLOAT), 0);
     ck_assert_int_ne(rope_precompute_freqs_cis(c, s, 8, -1, 1e4,
                          ROPE_PRECISION_FLOAT), 0);
     ck_assert_int_ne(rope_freqs_cis_from_inv_freq(c, s, inv, 8, 5, 4,
@@ -546,7 +575,7 @@ END_TEST
 START_TEST(test_decay_matches_the_roformer_values)
 {
     size_t n;
-    double *v = golden_read(HF "roformer_decay_bound.txt", &n);
+    double *v = golden_read(GHF "roformer_decay_bound.txt", &n);
     ck_assert_uint_eq(n % 4, 0);
     ck_assert_uint_ge(n / 4, 50);
     for (size_t r = 0; r < n / 4; r++) {   /* d base r A(r) */
@@ -569,7 +598,7 @@ START_TEST(test_summation_by_parts_and_the_bound)
     enum { D = 64, H = D / 2 };
     float q[D], k[D], qi[D], ki[D], inv[H];
     int perm[D];
-    fill(q, D, 21); fill(k, D, 22);
+    randfill(q, D, 21); randfill(k, D, 22);
     rope_pairing_permutation(perm, D);
     rope_default_inv_freq(inv, D, 1e4);
     for (long m = 0; m < 5000; m += 331)
@@ -577,9 +606,11 @@ START_TEST(test_summation_by_parts_and_the_bound)
             double r = (double)(m - n), hr[H + 1], hi[H + 1];
             double sum_re = 0, abel_re = 0, sre = 0, sim = 0;
             double max_dh = 0, sum_abs_s = 0;
-            for (int i = 0; i < H; i++) {   /* h_i = q_[i] conj(k_[i]) */
-                hr[i] = (double)q[2*i] * k[2*i] + (double)q[2*i+1] * k[2*i+1];
-                hi[i] = (double)q[2*i+1] * k[2*i] - (double)q[2*i] * k[2*i+1];
+            for (int i = 0; i < H; i++) {  /* h_i = q_[i] conj(k_[i]) */
+                double q0 = q[2 * i], q1 = q[2 * i + 1];
+                double k0 = k[2 * i], k1 = k[2 * i + 1];
+                hr[i] = q0 * k0 + q1 * k1;
+                hi[i] = q1 * k0 - q0 * k1;
             }
             hr[H] = hi[H] = 0;
             for (int i = 0; i < H; i++) {
@@ -592,34 +623,38 @@ START_TEST(test_summation_by_parts_and_the_bound)
                 sum_abs_s += hypot(sre, sim);
             }
             memcpy(qi, q, sizeof q); memcpy(ki, k, sizeof k);
-            rotate_to(qi, D, 1e4, m, ROPE_PRECISION_DOUBLE, ROPE_PAIRING_INTERLEAVED);
-            rotate_to(ki, D, 1e4, n, ROPE_PRECISION_DOUBLE, ROPE_PAIRING_INTERLEAVED);
-            ck_assert_double_eq_tol(dot(qi, ki, D), sum_re, 1e-5);
+            rotate_to(qi, D, 1e4, m, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_INTERLEAVED);
+            rotate_to(ki, D, 1e4, n, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_INTERLEAVED);
+            ck_assert_double_eq_tol(dot64(qi, ki, D), sum_re, 1e-5);
             ck_assert_double_eq_tol(sum_re, abel_re, 1e-9);
-            ck_assert_double_le(fabs(sum_re), max_dh * sum_abs_s + 1e-9);
+            ck_assert_double_le(fabs(sum_re),
+                                max_dh * sum_abs_s + 1e-9);
         }
 }
 END_TEST
-#define GOOD "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"
-static const float six[6] = {1, -2, 3.5f, 1e-30f, -0.0f, 7};
+#define NPY_GOOD "{'descr': '<f4', 'fortran_order': False, " \
+             "'shape': (2, 3), }"
+static const float npy_six[6] = {1, -2, 3.5f, 1e-30f, -0.0f, 7};
 
 START_TEST(test_npy_reads_versions_1_and_2)
 {
     unsigned char buf[512];
     rope_npy a;
-    size_t n = make_npy(buf, 1, GOOD, six, 6);
+    size_t n = make_npy(buf, 1, NPY_GOOD, npy_six, 6);
     ck_assert_int_eq(rope_npy_parse(buf, n, &a, NULL, 0), 0);
     ck_assert_int_eq(a.ndim, 2);
     ck_assert(a.shape[0] == 2 && a.shape[1] == 3 && a.count == 6);
-    ck_assert(memcmp(a.data, six, sizeof six) == 0);
+    ck_assert(memcmp(a.data, npy_six, sizeof npy_six) == 0);
     rope_npy_free(&a);
     n = make_npy(buf, 2, "{\"shape\": (6,), \"descr\": \"<f4\", "
-                 "\"fortran_order\": False}", six, 6);
+                 "\"fortran_order\": False}", npy_six, 6);
     ck_assert_int_eq(rope_npy_parse(buf, n, &a, NULL, 0), 0);
     ck_assert(a.ndim == 1 && a.shape[0] == 6);
     rope_npy_free(&a);
     n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, "
-                 "'shape': (), }", six, 1);
+                 "'shape': (), }", npy_six, 1);
     ck_assert_int_eq(rope_npy_parse(buf, n, &a, NULL, 0), 0);
     ck_assert(a.ndim == 0 && a.count == 1 && a.data[0] == 1.0f);
     rope_npy_free(&a);
@@ -637,29 +672,33 @@ static void expect_npy_error(const unsigned char *buf, size_t n,
 START_TEST(test_npy_refuses_malformed_files)
 {
     unsigned char buf[512];
-    size_t n = make_npy(buf, 1, GOOD, six, 6);
+    size_t n = make_npy(buf, 1, NPY_GOOD, npy_six, 6);
     buf[3] = 'X';
     expect_npy_error(buf, n, "bad magic");
     expect_npy_error(buf, 4, "bad magic");
-    n = make_npy(buf, 3, GOOD, six, 6);
+    n = make_npy(buf, 3, NPY_GOOD, npy_six, 6);
     expect_npy_error(buf, n, "version");
     n = make_npy(buf, 1, "{'descr': '<f8', 'fortran_order': False, "
-                 "'shape': (3,), }", six, 6);
+                 "'shape': (3,), }", npy_six, 6);
     expect_npy_error(buf, n, "not float32");
     n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': True, "
-                 "'shape': (2, 3), }", six, 6);
+                 "'shape': (2, 3), }", npy_six, 6);
     expect_npy_error(buf, n, "Fortran");
-    n = make_npy(buf, 1, GOOD, six, 5);
+    n = make_npy(buf, 1, NPY_GOOD, npy_six, 5);
     expect_npy_error(buf, n, "truncated data");
-    n = make_npy(buf, 1, GOOD, six, 6);
+    n = make_npy(buf, 1, NPY_GOOD, npy_six, 6);
     expect_npy_error(buf, n + 4, "after the data");
     expect_npy_error(buf, 40, "truncated header");
-    n = make_npy(buf, 1, "{'descr': '<f4', 'shape': (2, 3), }", six, 6);
+    n = make_npy(buf, 1, "{'descr': '<f4', 'shape': (2, 3), }",
+                 npy_six, 6);
     expect_npy_error(buf, n, "missing");
     n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, "
-                 "'shape': (2, x), }", six, 6);
+                 "'shape': (2, x), }", npy_six, 6);
     expect_npy_error(buf, n, "shape");
-    n = make_npy(buf, 1, "['descr', '<f4']", six, 6);
+    n = make_npy(buf, 1, "['descr', '<f4']", npy_six, 6);
+    expect_npy_error(buf, n, "dictionary");
+    n = make_npy(buf, 1, "{'des\ncr': '<f4', 'fortran_order': False, "
+                 "'shape': (2, 3), }", npy_six, 6);
     expect_npy_error(buf, n, "dictionary");
 }
 END_TEST
@@ -671,13 +710,13 @@ START_TEST(test_npy_write_then_read_round_trip)
     close(fd);
     long shape[4] = {1, 2, 3, 1};
     rope_npy a;
-    ck_assert_int_eq(rope_npy_write(path, six, 4, shape, err, sizeof err),
-                     0);
+    ck_assert_int_eq(rope_npy_write(path, npy_six, 4, shape, err,
+                                    sizeof err), 0);
     ck_assert_int_eq(rope_npy_read(path, &a, err, sizeof err), 0);
     ck_assert_int_eq(a.ndim, 4);
     for (int i = 0; i < 4; i++)
         ck_assert_int_eq(a.shape[i], shape[i]);
-    ck_assert(memcmp(a.data, six, sizeof six) == 0);
+    ck_assert(memcmp(a.data, npy_six, sizeof npy_six) == 0);
     rope_npy_free(&a);
     remove(path);
     ck_assert_int_ne(rope_npy_read(path, &a, err, sizeof err), 0);

@@ -327,6 +327,15 @@ static void write_kappa(const char *dir, FILE *f)
     }
     fprintf(w, "\n");
     bd_close(w);
+    {
+        double r = (double)(ALL_S * ALL_L - 1) / (ALL_L - 1);
+        char key[64];
+        bd_def(f, "scaling-ang-default", "%.2f", r);
+        for (int k = 0; k < NM; k++) {
+            snprintf(key, sizeof key, "scaling-ang-%s", names[k]);
+            bd_def(f, key, "%.3f", kappa[k][H - 1] * r);
+        }
+    }
     bd_def(f, "scaling-all-d", "%d", ALL_D);
     def_base(f, "scaling-all-base", ALL_BASE);
     bd_def(f, "scaling-all-L", "%d", ALL_L);

@@ -145,7 +145,8 @@ static int scaling_error(const rope_scaling *s, int head_dim, int err)
                              ? " (or --max-position-embeddings)" : "");
     case ROPE_SCALING_ENOORIGINAL:
         return cli_error("--scaling %s needs "
-                         "--original-max-position-embeddings", name);
+                         "--original-max-position-embeddings (or "
+                         "--max-position-embeddings)", name);
     case ROPE_SCALING_ENOLENGTH:
         return cli_error("--scaling %s needs --max-position-embeddings",
                          name);

@@ -18,15 +18,17 @@ static int yarn_is_minimind(const rope_scaling *s)
     return s->yarn_flavor == ROPE_YARN_MINIMIND;
 }
 
-static long yarn_original(const rope_scaling *s)
+static long original_length(const rope_scaling *s)
 {
     if (s->original_max_position_embeddings > 0)
         return s->original_max_position_embeddings;
-    return yarn_is_minimind(s) ? 2048 : 0;
+    if (s->rope_type == ROPE_SCALING_YARN && yarn_is_minimind(s))
+        return 2048;
+    return s->max_position_embeddings;
 }
 static double yarn_factor(const rope_scaling *s)
 {
-    long L = s->original_max_position_embeddings;
+    long L = original_length(s);
     long M = s->max_position_embeddings;
     if (s->factor > 0)
         return s->factor;
@@ -58,7 +60,7 @@ static double yarn_attention_factor(const rope_scaling *s)
 }
 static double longrope_attention_factor(const rope_scaling *s)
 {
-    double L = (double)s->original_max_position_embeddings;
+    double L = (double)original_length(s);
     double f = s->factor > 0
                    ? s->factor
                    : (double)s->max_position_embeddings / L;
@@ -104,7 +106,7 @@ double rope_yarn_correction_dim(double num_rotations, int head_dim,
 int rope_yarn_range(double *low, double *high, int head_dim,
                     double rope_base, const rope_scaling *s)
 {
-    long L = yarn_original(s);
+    long L = original_length(s);
     double lo = rope_yarn_correction_dim(yarn_beta_fast(s), head_dim,
                                          rope_base, L);
     double hi = rope_yarn_correction_dim(yarn_beta_slow(s), head_dim,
@@ -186,7 +188,7 @@ int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
         if (yarn_is_minimind(s)) {
             long end = s->max_position_embeddings > 0
                            ? s->max_position_embeddings : 32768;
-            if ((double)end / (double)yarn_original(s) > 1.0) {
+            if ((double)end / (double)original_length(s) > 1.0) {
                 rope_yarn_ramp(inv_freq, head_dim, rope_base, s);
                 {
                     float fac = (float)yarn_factor(s);
@@ -217,7 +219,7 @@ int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
         break;
     case ROPE_SCALING_LLAMA3:
         {
-            double L = (double)s->original_max_position_embeddings;
+            double L = (double)original_length(s);
             float low_wl = (float)(L / s->low_freq_factor);
             float high_wl = (float)(L / s->high_freq_factor);
             float fac = (float)s->factor, lo = (float)s->low_freq_factor;
@@ -235,7 +237,7 @@ int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
         break;
     case ROPE_SCALING_LONGROPE:
         {
-            long L = s->original_max_position_embeddings;
+            long L = original_length(s);
             const double *ext = s->seq_len > L ? s->long_factor
                                                : s->short_factor;
             float b = (float)rope_base;
@@ -265,7 +267,7 @@ int rope_scaling_check(const rope_scaling *s, int head_dim)
                                 if (s->factor == 0)
                                     return ROPE_SCALING_ENOFACTOR;
                                 return dynamic_length(s) > 0 ? ROPE_SCALING_OK : ROPE_SCALING_ENOLENGTH;
-    case ROPE_SCALING_YARN:     if (yarn_original(s) <= 0)
+    case ROPE_SCALING_YARN:     if (original_length(s) <= 0)
                                     return ROPE_SCALING_ENOORIGINAL;
                                 if (yarn_factor(s) == 0)
                                     return ROPE_SCALING_ENOFACTOR;
@@ -277,18 +279,17 @@ int rope_scaling_check(const rope_scaling *s, int head_dim)
                                 return ROPE_SCALING_OK;
     case ROPE_SCALING_LLAMA3:   if (s->factor == 0)
                                     return ROPE_SCALING_ENOFACTOR;
-                                if (s->original_max_position_embeddings <= 0)
+                                if (original_length(s) <= 0)
                                     return ROPE_SCALING_ENOORIGINAL;
                                 if (!(s->low_freq_factor > 0)
                                     || !(s->high_freq_factor > s->low_freq_factor))
                                     return ROPE_SCALING_EFREQ;
                                 return ROPE_SCALING_OK;
-    case ROPE_SCALING_LONGROPE: if (s->original_max_position_embeddings <= 0)
+    case ROPE_SCALING_LONGROPE: if (original_length(s) <= 0)
                                     return ROPE_SCALING_ENOORIGINAL;
                                 if (s->factor == 0 && s->max_position_embeddings <= 0)
                                     return ROPE_SCALING_ENOFACTOR;
-                                if (s->factor == 0 && s->max_position_embeddings
-                                                      < s->original_max_position_embeddings)
+                                if (s->factor == 0 && s->max_position_embeddings < original_length(s))
                                     return ROPE_SCALING_EFACTOR;
                                 if (s->short_factor == NULL || s->long_factor == NULL
                                     || s->n_short_factor != head_dim / 2

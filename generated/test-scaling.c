@@ -201,6 +201,27 @@ START_TEST(test_scaling_golden_inv_freq)
     free(g);
 }
 END_TEST
+START_TEST(test_scaling_original_falls_back_on_max)
+{
+    const golden_case *c = &golden_cases[_i == 0 ? 4 : 9];
+    char path[256];
+    double lists[64], af;
+    float inv[32];
+    size_t n;
+    rope_scaling s;
+    ck_assert_int_eq(c->type, _i == 0 ? ROPE_SCALING_YARN
+                                      : ROPE_SCALING_LLAMA3);
+    golden_case_scaling(c, &s, lists);
+    s.max_position_embeddings = s.original_max_position_embeddings;
+    s.original_max_position_embeddings = 0;
+    snprintf(path, sizeof path, HF_DIR "inv_freq_%s.txt", c->name);
+    double *g = golden_read_column(path, 1, &n);
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s), 0);
+    for (int i = 0; i < 32; i++)
+        ck_assert_int_le(float_ulp_diff(inv[i], (float)g[i]), 2);
+    free(g);
+}
+END_TEST
 START_TEST(test_scaling_golden_yarn_ramp)
 {
     static const char *files[2] = {"yarn_f16_orig2048",
@@ -663,6 +684,7 @@ Suite *scaling_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_loop_test(tc, test_scaling_golden_inv_freq, 0,
                         N_GOLDEN_CASES);
+    tcase_add_loop_test(tc, test_scaling_original_falls_back_on_max, 0, 2);
     tcase_add_loop_test(tc, test_scaling_golden_yarn_ramp, 0, 2);
     tcase_add_loop_test(tc, test_scaling_golden_cos_sin, 0, 3);
     tcase_add_loop_test(tc, test_scaling_golden_apply, 0, 3);

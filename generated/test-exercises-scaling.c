@@ -22,7 +22,7 @@ START_TEST(test_ex_ntk_aware_base)
     }
 }
 END_TEST
-static double ex_header_value(const char *path, const char *key)
+double scaling_golden_header_value(const char *path, const char *key)
 {
     char line[1024];
     double v = NAN;
@@ -45,9 +45,9 @@ START_TEST(test_ex_yarn_correction_dim_golden)
                       "yarn_ramp_yarn_f16_orig2048_theta1e4.txt";
     const char *p4 = "tests/golden/hf/"
                      "yarn_ramp_yarn_f4_orig4096_theta1e4.txt";
-    double a = ex_header_value(p16,
+    double a = scaling_golden_header_value(p16,
                    "find_correction_dim(beta_fast=32) = ");
-    double b = ex_header_value(p4,
+    double b = scaling_golden_header_value(p4,
                    "find_correction_dim(beta_slow=1) = ");
     double fast = ex_yarn_correction_dim(32, 64, 1e4, 2048);
     double slow = ex_yarn_correction_dim(1, 64, 1e4, 4096);

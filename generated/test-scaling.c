@@ -87,23 +87,6 @@ static double golden_attention_factor(const char *name)
     ck_assert_msg(!isnan(v), "no attention factor for %s", name);
     return v;
 }
-static double golden_header_value(const char *path, const char *key)
-{
-    char line[1024];
-    double v = NAN;
-    FILE *f = fopen(path, "r");
-    ck_assert_msg(f != NULL, "missing %s", path);
-    while (fgets(line, sizeof line, f)) {
-        char *p = line[0] == '#' ? strstr(line, key) : NULL;
-        if (p != NULL) {
-            v = strtod(p + strlen(key), NULL);
-            break;
-        }
-    }
-    fclose(f);
-    ck_assert_msg(!isnan(v), "%s: no '%s' in the header", path, key);
-    return v;
-}
 static const char *const table_cases[3] = {
     "default_theta1e4", "yarn_f16_orig2048_theta1e4",
     "yarn_f4_orig4096_theta1e4"};
@@ -239,9 +222,9 @@ START_TEST(test_scaling_golden_yarn_ramp)
     snprintf(path, sizeof path, HF_DIR "yarn_ramp_%s_theta1e4.txt",
              files[_i]);
     {
-        double fast = golden_header_value(path,
+        double fast = scaling_golden_header_value(path,
                           "find_correction_dim(beta_fast=32) = ");
-        double slow = golden_header_value(path,
+        double slow = scaling_golden_header_value(path,
                           "find_correction_dim(beta_slow=1) = ");
         double lo = rope_yarn_correction_dim(32, 64, 1e4, originals[_i]);
         double hi = rope_yarn_correction_dim(1, 64, 1e4, originals[_i]);

@@ -15,4 +15,5 @@ Suite *rotary_suite(void);
 Suite *exercises_rotary_suite(void);
 Suite *scaling_suite(void);
 Suite *exercises_scaling_suite(void);
+double scaling_golden_header_value(const char *path, const char *key);
 #endif

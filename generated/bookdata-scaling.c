@@ -19,7 +19,7 @@ enum { G_D = 64, G_DYN_N = 4096, G_DYN_L = 2048, G_YARN_L = 2048 };
 enum { G_L3_L = 8192, G_LR_L = 4096, G_LR_M = 131072 };
 static const double G_BASE = 1e4, G_DYN_S = 2, G_L3_S = 8;
 static const double G_L3_LOW = 1, G_L3_HIGH = 4;
-static long bd_ulps(float a, float b)
+static long scaling_bd_ulps(float a, float b)
 {
     int32_t ia, ib;
     memcpy(&ia, &a, sizeof ia);
@@ -29,7 +29,7 @@ static long bd_ulps(float a, float b)
     return la > lb ? la - lb : lb - la;
 }
 
-static void def_base(FILE *f, const char *key, double base)
+static void scaling_def_base(FILE *f, const char *key, double base)
 {
     double e = log10(base);
     if (fabs(e - nearbyint(e)) < 1e-12)
@@ -38,7 +38,8 @@ static void def_base(FILE *f, const char *key, double base)
         bd_def(f, key, "%g", base);
 }
 /* v as m \cdot 10^{e}, for math mode, with digits significant digits */
-static void def_sci(FILE *f, const char *key, double v, int digits)
+static void scaling_def_sci(FILE *f, const char *key, double v,
+                            int digits)
 {
     int e = (int)floor(log10(fabs(v)));
     bd_def(f, key, "%.*f\\cdot 10^{%d}", digits - 1, v / pow(10, e), e);
@@ -72,7 +73,7 @@ static void write_why(const char *dir, FILE *f)
     bd_def(f, "scaling-mm-L", "%d", MM_L);
     bd_def(f, "scaling-mm-M", "%d", MM_M);
     bd_def(f, "scaling-mm-s", "%d", MM_S);
-    def_base(f, "scaling-mm-base", MM_BASE);
+    scaling_def_base(f, "scaling-mm-base", MM_BASE);
     bd_def(f, "scaling-mm-half", "%d", half);
     bd_def(f, "scaling-mm-i1", "%.2f",
            rope_yarn_correction_dim(1, MM_D, MM_BASE, MM_L));
@@ -81,7 +82,8 @@ static void write_why(const char *dir, FILE *f)
     bd_def(f, "scaling-mm-nfullM", "%d", nm);
     bd_def(f, "scaling-mm-nnew", "%d", nm - nl);
     bd_def(f, "scaling-mm-nnever", "%d", half - nm);
-    def_sci(f, "scaling-mm-lambdalast", 2 * ROPE_BD_PI / inv[half - 1], 3);
+    scaling_def_sci(f, "scaling-mm-lambdalast",
+                    2 * ROPE_BD_PI / inv[half - 1], 3);
     bd_def(f, "scaling-mm-anglelastL", "%.4f",
            (MM_L - 1) * (double)inv[half - 1]);
     bd_def(f, "scaling-mm-anglelastM", "%.3f",
@@ -97,7 +99,7 @@ static void write_pi_ntk(FILE *f)
     s.factor = MM_S;
     rope_compute_inv_freq(inv, &af, MM_D, MM_BASE, &s);
     bd_def(f, "scaling-pi-step0", "%.4f", (double)inv[0]);
-    def_sci(f, "scaling-ntk-base",
+    scaling_def_sci(f, "scaling-ntk-base",
             rope_ntk_aware_base(MM_BASE, MM_S, MM_D), 4);
     double fac = rope_dynamic_factor(G_DYN_S, G_DYN_N, G_DYN_L);
     double b = G_BASE * pow(fac, (double)G_D / (G_D - 2));
@@ -106,7 +108,7 @@ static void write_pi_ntk(FILE *f)
     bd_def(f, "scaling-dyn-L", "%d", G_DYN_L);
     bd_def(f, "scaling-dyn-fac", "%.0f", fac);
     bd_def(f, "scaling-g-d", "%d", G_D);
-    def_base(f, "scaling-g-base", G_BASE);
+    scaling_def_base(f, "scaling-g-base", G_BASE);
     bd_def(f, "scaling-dyn-base", "%.6f", b);
     bd_def(f, "scaling-dyn-basef", "%.6f", (double)(float)b);
 }
@@ -129,7 +131,7 @@ static void write_pitfall(FILE *f)
     double stale = cos((double)PIT_N * new_inv[PIT_I]
                        - (double)PIT_M * old_inv[PIT_I]);
     bd_def(f, "scaling-pit-d", "%d", PIT_D);
-    def_base(f, "scaling-pit-base", PIT_BASE);
+    scaling_def_base(f, "scaling-pit-base", PIT_BASE);
     bd_def(f, "scaling-pit-L", "%d", PIT_L);
     bd_def(f, "scaling-pit-s", "%.0f", PIT_S);
     bd_def(f, "scaling-pit-m", "%d", PIT_M);
@@ -156,8 +158,8 @@ static void write_flavour_column(FILE *f, int d)
     for (int i = 0; i < d / 2; i++) {
         nramp += rh[i] != rm[i];
         ndiff += ih[i] != im[i];
-        if (bd_ulps(ih[i], im[i]) > worst)
-            worst = bd_ulps(ih[i], im[i]);
+        if (scaling_bd_ulps(ih[i], im[i]) > worst)
+            worst = scaling_bd_ulps(ih[i], im[i]);
     }
     #define FL(name, fmt, v) \
         (snprintf(key, sizeof key, "scaling-fl%d-" name, d), \
@@ -219,7 +221,7 @@ static void write_thresholds_and_ramps(const char *dir, FILE *f)
     rope_yarn_ramp(rhw, WIDE_D, WIDE_BASE, &hw);
     rope_yarn_ramp(rmw, WIDE_D, WIDE_BASE, &mw);
     bd_def(f, "scaling-wide-d", "%d", WIDE_D);
-    def_base(f, "scaling-wide-base", WIDE_BASE);
+    scaling_def_base(f, "scaling-wide-base", WIDE_BASE);
     bd_def(f, "scaling-wide-L", "%d", WIDE_L);
     FILE *w = bd_open(dir, "scaling-ramp.dat");
     fprintf(w, "i mm96 hf96 mmwide hfwide\n");
@@ -337,7 +339,7 @@ static void write_kappa(const char *dir, FILE *f)
         }
     }
     bd_def(f, "scaling-all-d", "%d", ALL_D);
-    def_base(f, "scaling-all-base", ALL_BASE);
+    scaling_def_base(f, "scaling-all-base", ALL_BASE);
     bd_def(f, "scaling-all-L", "%d", ALL_L);
     bd_def(f, "scaling-all-M", "%d", ALL_L * ALL_S);
     bd_def(f, "scaling-all-s", "%d", ALL_S);

@@ -19,9 +19,9 @@ typedef struct {
     long original, max_pos, seq_len;
     int truncate;
     double mscale, mscale_all_dim, low, high;
-} golden_case;
+} scaling_golden_case;
 
-static const golden_case golden_cases[] = {
+static const scaling_golden_case scaling_golden_cases[] = {
  /* name, type, factor, original, max_pos, seq_len, truncate,
     mscale, mscale_all_dim, low, high */
  {"default_theta1e4", ROPE_SCALING_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0, 0},
@@ -47,10 +47,11 @@ static const golden_case golden_cases[] = {
  {"longrope_long_theta1e4", ROPE_SCALING_LONGROPE,
   0, 4096, 131072, 4097, 1, 0, 0, 0, 0},
 };
-#define N_GOLDEN_CASES \
-    ((int)(sizeof golden_cases / sizeof golden_cases[0]))
-static void golden_case_scaling(const golden_case *c, rope_scaling *s,
-                                double *lists)
+#define N_SCALING_GOLDEN_CASES \
+    ((int)(sizeof scaling_golden_cases \
+           / sizeof scaling_golden_cases[0]))
+static void scaling_golden_case_setup(const scaling_golden_case *c,
+                                      rope_scaling *s, double *lists)
 {
     rope_scaling_defaults(s);
     s->rope_type = c->type;
@@ -71,7 +72,7 @@ static void golden_case_scaling(const golden_case *c, rope_scaling *s,
     s->long_factor = lists + 32;
     s->n_short_factor = s->n_long_factor = 32;
 }
-static double golden_attention_factor(const char *name)
+static double scaling_golden_attention_factor(const char *name)
 {
     char line[512];
     size_t n = strlen(name);
@@ -87,11 +88,11 @@ static double golden_attention_factor(const char *name)
     ck_assert_msg(!isnan(v), "no attention factor for %s", name);
     return v;
 }
-static const char *const table_cases[3] = {
+static const char *const scaling_table_cases[3] = {
     "default_theta1e4", "yarn_f16_orig2048_theta1e4",
     "yarn_f4_orig4096_theta1e4"};
 
-static void table_case_scaling(int k, rope_scaling *s)
+static void scaling_table_case_setup(int k, rope_scaling *s)
 {
     rope_scaling_defaults(s);
     if (k > 0) {
@@ -101,11 +102,11 @@ static void table_case_scaling(int k, rope_scaling *s)
     }
 }
 
-static double table_tolerance(double pos)
+static double scaling_table_tolerance(double pos)
 {
     return 4 * pos * ldexp(1.0, -24) + 1e-6;
 }
-static void minimind_scaling(rope_scaling *s)
+static void scaling_minimind_setup(rope_scaling *s)
 {
     rope_scaling_defaults(s);
     s->rope_type = ROPE_SCALING_YARN;
@@ -113,8 +114,8 @@ static void minimind_scaling(rope_scaling *s)
 }
 /* score of unit vectors of pair i (half-split layout) after rotating
    the query at qpos with qinv and the key at kpos with kinv */
-static double pair_score(int i, const float *qinv, long qpos,
-                         const float *kinv, long kpos)
+static double scaling_pair_score(int i, const float *qinv, long qpos,
+                                 const float *kinv, long kpos)
 {
     float q[64] = {0}, k[64] = {0}, scratch[64] = {0};
     float c[64], sn[64];
@@ -139,9 +140,9 @@ typedef struct {
     long original;
     int n_list;
     rope_scaling_error expect;
-} invalid_case;
+} scaling_invalid_case;
 
-static const invalid_case invalid_cases[] = {
+static const scaling_invalid_case scaling_invalid_cases[] = {
  {ROPE_SCALING_DEFAULT, 63, 0, 0, 0, 0, 0, 0, 0,
   ROPE_SCALING_EHEAD_DIM},
  {ROPE_SCALING_LINEAR, 64, 0.5, 0, 0, 0, 0, 0, 0, ROPE_SCALING_EFACTOR},
@@ -160,17 +161,18 @@ static const invalid_case invalid_cases[] = {
  {ROPE_SCALING_LONGROPE, 64, 0, 0, 0, 0, 0, 4096, 32,
   ROPE_SCALING_ENOFACTOR},
 };
-#define N_INVALID_CASES \
-    ((int)(sizeof invalid_cases / sizeof invalid_cases[0]))
+#define N_SCALING_INVALID_CASES \
+    ((int)(sizeof scaling_invalid_cases \
+           / sizeof scaling_invalid_cases[0]))
 START_TEST(test_scaling_golden_inv_freq)
 {
-    const golden_case *c = &golden_cases[_i];
+    const scaling_golden_case *c = &scaling_golden_cases[_i];
     char path[256];
     double lists[64], af;
     float inv[32];
     size_t n;
     rope_scaling s;
-    golden_case_scaling(c, &s, lists);
+    scaling_golden_case_setup(c, &s, lists);
     snprintf(path, sizeof path, HF_DIR "inv_freq_%s.txt", c->name);
     double *g = golden_read_column(path, 1, &n);
     ck_assert_int_eq((int)n, 32);
@@ -179,14 +181,16 @@ START_TEST(test_scaling_golden_inv_freq)
         ck_assert_msg(float_ulp_diff(inv[i], (float)g[i]) <= 2,
                       "%s: inv_freq[%d] = %.9e, HF %.9e", c->name, i,
                       (double)inv[i], g[i]);
-    ck_assert_double_eq_tol(af, golden_attention_factor(c->name),
+    ck_assert_double_eq_tol(af,
+                            scaling_golden_attention_factor(c->name),
                             1e-12);
     free(g);
 }
 END_TEST
 START_TEST(test_scaling_original_falls_back_on_max)
 {
-    const golden_case *c = &golden_cases[_i == 0 ? 4 : 9];
+    const scaling_golden_case *c =
+        &scaling_golden_cases[_i == 0 ? 4 : 9];
     char path[256];
     double lists[64], af;
     float inv[32];
@@ -194,7 +198,7 @@ START_TEST(test_scaling_original_falls_back_on_max)
     rope_scaling s;
     ck_assert_int_eq(c->type, _i == 0 ? ROPE_SCALING_YARN
                                       : ROPE_SCALING_LLAMA3);
-    golden_case_scaling(c, &s, lists);
+    scaling_golden_case_setup(c, &s, lists);
     s.max_position_embeddings = s.original_max_position_embeddings;
     s.original_max_position_embeddings = 0;
     snprintf(path, sizeof path, HF_DIR "inv_freq_%s.txt", c->name);
@@ -249,10 +253,10 @@ START_TEST(test_scaling_golden_cos_sin)
     double af;
     size_t n;
     rope_scaling s;
-    table_case_scaling(_i, &s);
+    scaling_table_case_setup(_i, &s);
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s), 0);
     snprintf(path, sizeof path, HF_DIR "cos_sin_%s.txt",
-             table_cases[_i]);
+             scaling_table_cases[_i]);
     double *pos = golden_read_column(path, 0, &n);
     double *gc = golden_read_column(path, 3, &n);
     double *gs = golden_read_column(path, 4, &n);
@@ -261,7 +265,7 @@ START_TEST(test_scaling_golden_cos_sin)
         long t = (long)pos[r];
         ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, sn, inv, 64, t,
                              t + 1, af, ROPE_PRECISION_FLOAT), 0);
-        double tol = table_tolerance(t);
+        double tol = scaling_table_tolerance(t);
         for (int j = 0; j < 64; j++) {
             ck_assert_double_le(fabs(c[j] - gc[r + j]), tol);
             ck_assert_double_le(fabs(sn[j] - gs[r + j]), tol);
@@ -279,10 +283,10 @@ START_TEST(test_scaling_golden_apply)
     double af;
     size_t n;
     rope_scaling s;
-    table_case_scaling(_i, &s);
+    scaling_table_case_setup(_i, &s);
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s), 0);
     snprintf(path, sizeof path, HF_DIR "apply_rope_%s.txt",
-             table_cases[_i]);
+             scaling_table_cases[_i]);
     double *pos = golden_read_column(path, 0, &n);
     double *qin = golden_read_column(path, 2, &n);
     double *qout = golden_read_column(path, 3, &n);
@@ -295,7 +299,8 @@ START_TEST(test_scaling_golden_apply)
         rope_apply_rotary_pos_emb(q, k, c, sn, 1, 1, 1, 1, 64, 0,
                                   ROPE_PAIRING_HALF);
         for (int j = 0; j < 64; j++) {
-            ck_assert_double_le(fabs(q[j] - qout[r + j]), table_tolerance(t));
+            ck_assert_double_le(fabs(q[j] - qout[r + j]),
+                                scaling_table_tolerance(t));
             ck_assert_float_eq(q[j], k[j]);
         }
     }
@@ -310,7 +315,7 @@ START_TEST(test_scaling_minimind_inv_freq_and_ramp)
     double af;
     size_t n1, n2;
     rope_scaling s;
-    minimind_scaling(&s);
+    scaling_minimind_setup(&s);
     double *gi = golden_read(MM_DIR "rope_yarn_d64_inv_freq.txt", &n1);
     double *gr = golden_read(MM_DIR "rope_yarn_d64_ramp.txt", &n2);
     ck_assert_int_eq((int)n1, 32);
@@ -338,7 +343,7 @@ START_TEST(test_scaling_minimind_cos_sin)
     float *sn = malloc(32768 * 64 * sizeof *sn);
     ck_assert_ptr_nonnull(c);
     ck_assert_ptr_nonnull(sn);
-    minimind_scaling(&s);
+    scaling_minimind_setup(&s);
     ck_assert_int_eq(rope_precompute_freqs_cis_scaled(c, sn, 64, 32768,
                          1e6, &s, ROPE_PRECISION_FLOAT), 0);
     double *g = golden_read(file, &n);
@@ -362,7 +367,7 @@ START_TEST(test_scaling_minimind_off_within_original)
     float *c1 = malloc(sz * sizeof *c1), *s1 = malloc(sz * sizeof *s1);
     float *c2 = malloc(sz * sizeof *c2), *s2 = malloc(sz * sizeof *s2);
     rope_scaling s;
-    minimind_scaling(&s);
+    scaling_minimind_setup(&s);
     ck_assert_int_eq(rope_precompute_freqs_cis_scaled(c1, s1, 96, end,
                          1e6, &s, ROPE_PRECISION_FLOAT), 0);
     ck_assert_int_eq(rope_precompute_freqs_cis(c2, s2, 96, end, 1e6,
@@ -430,9 +435,10 @@ START_TEST(test_scaling_dynamic_cached_keys)
     s.seq_len = n + 1;
     ck_assert_int_eq(rope_compute_inv_freq(new_inv, &af, 64, 1e4, &s),
                      0);
-    double fresh = pair_score(i, new_inv, n, new_inv, m);
-    double shifted = pair_score(i, new_inv, n + 500, new_inv, m + 500);
-    double stale = pair_score(i, new_inv, n, old_inv, m);
+    double fresh = scaling_pair_score(i, new_inv, n, new_inv, m);
+    double shifted = scaling_pair_score(i, new_inv, n + 500,
+                                        new_inv, m + 500);
+    double stale = scaling_pair_score(i, new_inv, n, old_inv, m);
     double predicted = cos((double)n * new_inv[i] - (double)m * old_inv[i]);
     ck_assert_double_eq_tol(fresh, shifted, 1e-4);
     ck_assert_double_eq_tol(stale, predicted, 1e-4);
@@ -634,7 +640,7 @@ START_TEST(test_scaling_full_turns)
 END_TEST
 START_TEST(test_scaling_invalid)
 {
-    const invalid_case *c = &invalid_cases[_i];
+    const scaling_invalid_case *c = &scaling_invalid_cases[_i];
     double lists[64] = {0}, af = -1;
     float inv[32] = {0};
     rope_scaling s;
@@ -666,7 +672,7 @@ Suite *scaling_suite(void)
     TCase *tc = tcase_create("scaling");
     tcase_set_timeout(tc, 30);
     tcase_add_loop_test(tc, test_scaling_golden_inv_freq, 0,
-                        N_GOLDEN_CASES);
+                        N_SCALING_GOLDEN_CASES);
     tcase_add_loop_test(tc, test_scaling_original_falls_back_on_max, 0, 2);
     tcase_add_loop_test(tc, test_scaling_golden_yarn_ramp, 0, 2);
     tcase_add_loop_test(tc, test_scaling_golden_cos_sin, 0, 3);
@@ -685,7 +691,8 @@ Suite *scaling_suite(void)
     tcase_add_loop_test(tc, test_scaling_longrope_switch, 0, 2);
     tcase_add_loop_test(tc, test_scaling_attention_factors, 0, 5);
     tcase_add_test(tc, test_scaling_full_turns);
-    tcase_add_loop_test(tc, test_scaling_invalid, 0, N_INVALID_CASES);
+    tcase_add_loop_test(tc, test_scaling_invalid, 0,
+                        N_SCALING_INVALID_CASES);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -10,6 +10,7 @@ static const struct {
     {"positions", bookdata_positions},
     {"sinusoidal", bookdata_sinusoidal},
     {"rotary", bookdata_rotary},
+    {"scaling", bookdata_scaling},
     {NULL, NULL}
 };
 

@@ -12,4 +12,5 @@ void bd_close(FILE *f);
 int bookdata_positions(const char *dir);
 int bookdata_sinusoidal(const char *dir);
 int bookdata_rotary(const char *dir);
+int bookdata_scaling(const char *dir);
 #endif

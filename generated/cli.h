@@ -32,6 +32,9 @@ typedef struct cli_rope_options {
     rope_pairing pairing;
     rope_precision precision;
     /* chapter 4 appends the fields of its scaling options here */
+    rope_scaling scaling;       /* chapter 4: --scaling and its keys */
+    int no_truncate;            /* --no-truncate given */
+    double short_factor[CLI_MAX_HALF], long_factor[CLI_MAX_HALF];
 } cli_rope_options;
 void cli_rope_defaults(cli_rope_options *o);
 int cli_rope_parse_option(cli_rope_options *o, int argc, char **argv,
@@ -41,4 +44,12 @@ int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
                       double *attention_factor_out);
 int cli_rope_table(const cli_rope_options *o, long start, long end,
                    float **freqs_cos, float **freqs_sin);
+int cli_scaling_parse_option(cli_rope_options *o, int argc, char **argv,
+                             int *i);
+int cli_scaling_validate(const cli_rope_options *o);
+int cli_scaling_inv_freq(const cli_rope_options *o, float *inv_freq,
+                         double *attention_factor);
+int cli_scaling_print(const cli_rope_options *o, const char *what,
+                      const float *inv_freq, double attention_factor,
+                      int *done);
 #endif

@@ -23,4 +23,7 @@ Suite *sinusoidal_suite(void);
 Suite *exercises_sinusoidal_suite(void);
 Suite *rotary_suite(void);
 Suite *exercises_rotary_suite(void);
+Suite *scaling_suite(void);
+Suite *exercises_scaling_suite(void);
+double scaling_golden_header_value(const char *path, const char *key);
 #endif

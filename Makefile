@@ -129,12 +129,6 @@ $(B)/obj/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
 	@mkdir -p $(@D)
 	$(CC) $(ALLCFLAGS) -c $< -o $@
 
-# Chapter 4's hook in cli_rope_inv_freq (chapter 3) gives the attention
-# factor a run-time value; gcc then flags the out-of-memory path of
-# cli_rope_table, where the factor is never read, as "maybe uninitialized".
-# Temporary, until chapter 3 initializes that variable.
-$(B)/obj/cli-rotary.o: XCFLAGS += -Wno-maybe-uninitialized
-
 $(B)/librope.a: $(LIB_OBJS)
 	rm -f $@; ar rcs $@ $^
 

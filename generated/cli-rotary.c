@@ -96,7 +96,7 @@ int cli_rope_table(const cli_rope_options *o, long start, long end,
     size_t n = (size_t)(end - start) * (size_t)o->head_dim;
     size_t bytes = (n > 0 ? n : 1) * sizeof(float);
     float *inv_freq = malloc((size_t)(o->head_dim / 2) * sizeof(float));
-    double attention_factor;
+    double attention_factor = 1.0;
     int rc = inv_freq == NULL ? cli_error("out of memory")
            : cli_rope_inv_freq(o, inv_freq, &attention_factor);
     *freqs_cos = rc ? NULL : malloc(bytes);
@@ -131,7 +131,7 @@ static int print_freqs(const cli_rope_options *o, const char *what,
 {
     int half = o->head_dim / 2, done = 0, rc;
     float inv_freq[2048], *c, *s;
-    double attention_factor;
+    double attention_factor = 1.0;
     if ((rc = cli_rope_inv_freq(o, inv_freq, &attention_factor)) != 0)
         return rc;
     if (strcmp(what, "inv_freq") == 0)
@@ -164,7 +164,8 @@ static int print_freqs(const cli_rope_options *o, const char *what,
     }
     if (!done)
         return cli_error("freqs: --print '%s' is not one of inv_freq, "
-                         "angles, cos, sin", what);
+                         "angles, cos, sin, attention_factor, ramp",
+                         what);
     return 0;
 }
 int cmd_freqs(int argc, char **argv)

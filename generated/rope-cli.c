@@ -11,7 +11,9 @@ static const cli_command commands[] = {
      "chapter 2: print the sinusoidal encoding of positions"},
     {"freqs", cmd_freqs, "freqs --head-dim D --theta B (--end N | "
      "--positions P1,P2,...) [--pairing half|interleaved] "
-     "[--precision float|double] [--print inv_freq|angles|cos|sin]",
+     "[--precision float|double]\n        [--print inv_freq|angles|cos|sin"
+     "|attention_factor|ramp]\n        [--scaling default|linear|dynamic|"
+     "yarn|llama3|longrope and the options of chapter 4]",
      "RoPE frequencies, angles or cos/sin tables, as MiniMind builds them"},
     {"apply", cmd_apply, "apply --q Q.npy --k K.npy --theta B "
      "--start-pos S --out-q OQ.npy --out-k OK.npy [--pairing ...] "

@@ -144,8 +144,8 @@ $(B)/test-rope: $(TEST_OBJS) $(B)/librope.a
 STARTER_OBJS := $(foreach m,$(NAMES),$(B)/obj/exercises-$m-starter.o)
 
 test: deps
-	@$(MAKE) --no-print-directory $(B)/test-rope $(STARTER_OBJS)
-	$(B)/test-rope $(CHAPTER)
+	@$(MAKE) --no-print-directory $(B)/test-rope $(B)/rope $(STARTER_OBJS)
+	ROPE_CLI=$(B)/rope $(B)/test-rope $(CHAPTER)
 
 # The learner's flow: your answers live in tests/exercises/NAME.c (made from
 # the starter the first time, never overwritten), checked by the same tests

@@ -8,6 +8,9 @@ static const struct {
 } writers[] = {
     /* {name, writer}: chapters 1-5 */
     {"positions", bookdata_positions},
+    {"sinusoidal", bookdata_sinusoidal},
+    {"rotary", bookdata_rotary},
+    {"scaling", bookdata_scaling},
     {"attention", bookdata_attention},
     {NULL, NULL}
 };

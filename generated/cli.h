@@ -23,5 +23,34 @@ int cli_parse_double_list(const char *flag, const char *s,
                           double **out, size_t *n);
 /* subcommands: chapters 1-5 */
 int cmd_demo(int argc, char **argv);
+int cmd_pe(int argc, char **argv);
+int cmd_freqs(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+typedef struct cli_rope_options {
+    int head_dim;           /* 0: not given (apply takes it from q) */
+    double theta;           /* the base b; MiniMind's rope_theta */
+    rope_pairing pairing;
+    rope_precision precision;
+    /* chapter 4 appends the fields of its scaling options here */
+    rope_scaling scaling;       /* chapter 4: --scaling and its keys */
+    int no_truncate;            /* --no-truncate given */
+    double short_factor[CLI_MAX_HALF], long_factor[CLI_MAX_HALF];
+} cli_rope_options;
+void cli_rope_defaults(cli_rope_options *o);
+int cli_rope_parse_option(cli_rope_options *o, int argc, char **argv,
+                          int *i);
+int cli_rope_validate(const cli_rope_options *o);
+int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
+                      double *attention_factor_out);
+int cli_rope_table(const cli_rope_options *o, long start, long end,
+                   float **freqs_cos, float **freqs_sin);
+int cli_scaling_parse_option(cli_rope_options *o, int argc, char **argv,
+                             int *i);
+int cli_scaling_validate(const cli_rope_options *o);
+int cli_scaling_inv_freq(const cli_rope_options *o, float *inv_freq,
+                         double *attention_factor);
+int cli_scaling_print(const cli_rope_options *o, const char *what,
+                      const float *inv_freq, double attention_factor,
+                      int *done);
 int cmd_attention(int argc, char **argv);
 #endif

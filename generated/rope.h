@@ -15,6 +15,67 @@ typedef struct rope_example {
     double wk[ROPE_EX_DMODEL * ROPE_EX_DHEAD];
     double wv[ROPE_EX_DMODEL * ROPE_EX_DHEAD];
 } rope_example;
+/* chapter 2: pi, and the errors of the sinusoidal encoding */
+#define ROPE_PE_PI 3.14159265358979323846
+enum {
+    ROPE_PE_OK = 0,
+    ROPE_PE_EDMODEL = 1,   /* d_model odd or not positive */
+    ROPE_PE_EBASE = 2,     /* base not finite or not > 1 */
+    ROPE_PE_ELEN = 3       /* negative number of positions */
+};
+/* chapter 3: rotary position embeddings */
+typedef enum {
+    ROPE_PAIRING_HALF, ROPE_PAIRING_INTERLEAVED
+} rope_pairing;
+typedef enum {
+    ROPE_PRECISION_FLOAT, ROPE_PRECISION_DOUBLE
+} rope_precision;
+/* positions t < 2^24 are exact in float32; tables stop there */
+#define ROPE_MAX_POSITION 16777216L
+#define ROPE_NPY_MAX_NDIM 8
+typedef struct rope_npy {
+    int ndim;
+    long shape[ROPE_NPY_MAX_NDIM];
+    size_t count;   /* product of the shape */
+    float *data;    /* count floats, C order; free with rope_npy_free */
+} rope_npy;
+typedef enum {
+    ROPE_SCALING_DEFAULT,   /* "default": plain RoPE             */
+    ROPE_SCALING_LINEAR,    /* "linear": position interpolation  */
+    ROPE_SCALING_DYNAMIC,   /* "dynamic": dynamic NTK            */
+    ROPE_SCALING_YARN,      /* "yarn": NTK-by-parts + temperature */
+    ROPE_SCALING_LLAMA3,    /* "llama3": wavelength bands        */
+    ROPE_SCALING_LONGROPE   /* "longrope": per-pair factors      */
+} rope_scaling_type;
+
+typedef enum {
+    ROPE_YARN_HF,           /* Hugging Face _compute_yarn_parameters */
+    ROPE_YARN_MINIMIND      /* MiniMind precompute_freqs_cis         */
+} rope_yarn_flavor;
+typedef struct rope_scaling {
+    rope_scaling_type rope_type;
+    rope_yarn_flavor yarn_flavor;
+    double factor;                         /* s                   */
+    long original_max_position_embeddings; /* L, training length  */
+    long max_position_embeddings;          /* M, extended length  */
+    long seq_len;                          /* n, current length   */
+    double beta_fast, beta_slow;           /* YaRN turn counts    */
+    double attention_factor;               /* multiplies cos, sin */
+    double mscale, mscale_all_dim;         /* DeepSeek-style YaRN */
+    int truncate;                          /* 1: floor/ceil range */
+    double low_freq_factor, high_freq_factor;     /* llama3 */
+    const double *short_factor, *long_factor;     /* longrope */
+    int n_short_factor, n_long_factor;
+} rope_scaling;
+typedef enum {
+    ROPE_SCALING_OK,            ROPE_SCALING_EHEAD_DIM,
+    ROPE_SCALING_EFACTOR,       ROPE_SCALING_ENOFACTOR,
+    ROPE_SCALING_ENOORIGINAL,   ROPE_SCALING_ENOLENGTH,
+    ROPE_SCALING_EBETA,         ROPE_SCALING_EFREQ,
+    ROPE_SCALING_ELIST,         ROPE_SCALING_EATTENTION,
+    ROPE_SCALING_ETYPE
+} rope_scaling_error;
+#define CLI_MAX_HALF 2048   /* longest factor list the CLI stores */
 typedef enum {
     ROPE_SIMD_AUTO,    /* best the CPU has, or $ROPE_SIMD */
     ROPE_SIMD_SCALAR,  /* portable C */
@@ -75,6 +136,76 @@ void rope_two_embeddings(double *a, double *b, int d, double sigma,
                          uint64_t seed);
 double rope_cosine_at_position(const double *a, const double *b, int d,
                                double t);
+/* chapter 2: the sinusoidal position encoding */
+int rope_pe_check(int d_model, double base);
+double rope_pe_omega(int i, int d_model, double base);
+int rope_pe_row(double *row, long t, int d_model, double base);
+int rope_pe_table(double *pe, long seq_len, int d_model, double base);
+int rope_pe_table_float(float *pe, long seq_len, int d_model,
+                        float base);
+void rope_pe_rotation(double m[4], double omega, long k);
+double rope_pe_dot(long m, long n, int d_model, double base);
+double rope_pe_offset_dot(long k, int d_model, double base);
+int rope_pe_score_terms(const double *x, const double *pe,
+                        const double *wq, const double *wk, int n,
+                        int d_model, int d, double *s, double *terms);
+double rope_pe_wavelength(int i, int d_model, double base);
+double rope_pe_half_turn(int i, int d_model, double base);
+void rope_pe_draw_example(uint64_t seed, int n, int d_model, int d,
+                          double *x, double *wq, double *wk);
+double rope_pe_rms(const double *a, size_t len);
+int rope_pe_print_rows(FILE *out, const long *positions, size_t n,
+                       int d_model, double base);
+/* chapter 3: rotary position embeddings */
+void rope_default_inv_freq(float *inv_freq, int head_dim,
+                           double rope_base);
+int rope_freqs_cis_from_inv_freq(float *freqs_cos, float *freqs_sin,
+        const float *inv_freq, int head_dim, long start, long end,
+        double attention_factor, rope_precision precision);
+int rope_precompute_freqs_cis(float *freqs_cos, float *freqs_sin,
+        int head_dim, long end, double rope_base,
+        rope_precision precision);
+void rope_rotate_half(const float *x, float *out, int head_dim);
+void rope_apply_rotary_pos_emb(float *q, float *k,
+        const float *freqs_cos, const float *freqs_sin,
+        int batch, int seq_len, int n_heads, int n_kv_heads,
+        int head_dim, long start_pos, rope_pairing pairing);
+void rope_pairing_permutation(int *perm, int head_dim);
+double rope_angle(long t, float inv_freq, rope_precision precision);
+double rope_decay_average(int head_dim, double rope_base, double r);
+int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
+                   char *err, size_t errlen);
+int rope_npy_read(const char *path, rope_npy *a, char *err,
+                  size_t errlen);
+int rope_npy_write(const char *path, const float *data, int ndim,
+                   const long *shape, char *err, size_t errlen);
+void rope_npy_free(rope_npy *a);
+void rope_scaling_defaults(rope_scaling *s);
+int rope_scaling_check(const rope_scaling *s, int head_dim);
+const char *rope_scaling_strerror(int err);
+int rope_count_full_turns(const float *inv_freq, int head_dim,
+                          long length);
+double rope_ntk_aware_base(double rope_base, double factor,
+                           int head_dim);
+double rope_dynamic_factor(double factor, long seq_len,
+                           long original);
+double rope_yarn_correction_dim(double num_rotations, int head_dim,
+                                double rope_base, long original);
+int rope_yarn_range(double *low, double *high, int head_dim,
+                    double rope_base, const rope_scaling *s);
+int rope_yarn_ramp(float *ramp, int head_dim, double rope_base,
+                   const rope_scaling *s);
+double rope_yarn_get_mscale(double scale, double mscale);
+double rope_yarn_clamp_threshold(int head_dim, double rope_base,
+                                 double beta_slow);
+int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
+                          int head_dim, double rope_base,
+                          const rope_scaling *s);
+int rope_precompute_freqs_cis_scaled(float *freqs_cos, float *freqs_sin,
+                                     int head_dim, long end,
+                                     double rope_base,
+                                     const rope_scaling *s,
+                                     rope_precision precision);
 void rope_attention_defaults(rope_attention_params *p);
 int rope_attention_naive(float *out, const float *q, const float *k,
                          const float *v,

@@ -1,6 +1,7 @@
 /* test-positions.c: the claims of chapter 1. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "tests.h"
 
 #define EQ_TOL 1e-12
@@ -200,12 +201,67 @@ START_TEST(test_add_normalized_positions)
             ck_assert_double_eq(x[t * D + j], t / 4.0);
 }
 END_TEST
+static char *printed_by(void (*print)(FILE *, int))
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert(f != NULL);
+    print(f, 0);
+    fclose(f);
+    return buf;
+}
+
+START_TEST(test_demo_prints_the_library_tables)
+{
+    static const char *names[] = {"permutation", "integer", "normalized"};
+    void (*printers[])(FILE *, int) = {
+        rope_print_catdog, rope_print_integer, rope_print_normalized
+    };
+    char args[64];
+    snprintf(args, sizeof args, "demo %s", names[_i]);
+    cli_result r = cli_run(args);
+    char *expect = printed_by(printers[_i]);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, expect);
+    ck_assert_str_eq(r.err, "");
+    free(expect);
+    cli_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_usage_errors_are_one_line)
+{
+    static const char *bad[] = {"demo", "demo nosuch", "demo a b",
+                                "nosuch-command"};
+    cli_result r = cli_run(bad[_i]);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_int_eq(cli_line_count(r.err), 1);
+    ck_assert_msg(strncmp(r.err, "rope: error: ", 13) == 0,
+                  "unexpected error text: %s", r.err);
+    ck_assert_str_eq(r.out, "");
+    cli_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_help_lists_demo)
+{
+    cli_result r = cli_run("--help");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "demo NAME"));
+    cli_result_free(&r);
+}
+END_TEST
 
 Suite *positions_suite(void)
 {
     Suite *s = suite_create("chapter 1: why positions");
     TCase *a = tcase_create("attention");
     TCase *p = tcase_create("positions");
+    TCase *c = tcase_create("command line");
+    tcase_add_loop_test(c, test_demo_prints_the_library_tables, 0, 3);
+    tcase_add_loop_test(c, test_cli_usage_errors_are_one_line, 0, 4);
+    tcase_add_test(c, test_cli_help_lists_demo);
     tcase_add_test(a, test_softmax_rows_sum_to_one);
     tcase_add_test(a, test_softmax_shift_invariant);
     tcase_add_test(a, test_one_token_gets_its_value);
@@ -221,5 +277,6 @@ Suite *positions_suite(void)
     tcase_add_test(p, test_add_normalized_positions);
     suite_add_tcase(s, a);
     suite_add_tcase(s, p);
+    suite_add_tcase(s, c);
     return s;
 }

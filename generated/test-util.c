@@ -1,4 +1,7 @@
-/* test-util.c: readers of golden files and float comparisons. */
+/* test-util.c: readers of golden files, float comparisons, and a
+   runner of the command-line program. */
+#include <sys/wait.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,4 +53,57 @@ long float_ulp_diff(float a, float b)
 {
     long d = ordered_bits(a) - ordered_bits(b);
     return d < 0 ? -d : d;
+}
+static char *slurp_and_remove(char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot reopen %s", path);
+    size_t n = 0, cap = 4096;
+    char *buf = malloc(cap);
+    int c;
+    while (buf != NULL && (c = fgetc(f)) != EOF) {
+        if (n + 1 == cap) buf = realloc(buf, cap *= 2);
+        if (buf != NULL) buf[n++] = (char)c;
+    }
+    ck_assert(buf != NULL);
+    buf[n] = '\0';
+    fclose(f);
+    remove(path);
+    return buf;
+}
+
+cli_result cli_run(const char *args)
+{
+    const char *prog = getenv("ROPE_CLI");
+    char out[] = "/tmp/rope-cli-out-XXXXXX";
+    char err[] = "/tmp/rope-cli-err-XXXXXX";
+    int fo = mkstemp(out), fe = mkstemp(err);
+    ck_assert_msg(prog != NULL, "ROPE_CLI is not set (run make test)");
+    ck_assert(fo >= 0 && fe >= 0);
+    close(fo);
+    close(fe);
+    size_t len = strlen(prog) + strlen(args) + 2 * sizeof out + 16;
+    char *cmd = malloc(len);
+    ck_assert(cmd != NULL);
+    snprintf(cmd, len, "%s %s >%s 2>%s", prog, args, out, err);
+    int st = system(cmd);
+    free(cmd);
+    cli_result r;
+    r.status = (st != -1 && WIFEXITED(st)) ? WEXITSTATUS(st) : -1;
+    r.out = slurp_and_remove(out);
+    r.err = slurp_and_remove(err);
+    return r;
+}
+
+void cli_result_free(cli_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+int cli_line_count(const char *text)
+{
+    int n = 0;
+    for (; *text; text++) n += (*text == '\n');
+    return n;
 }

@@ -8,9 +8,24 @@
 double *golden_read(const char *path, size_t *n_out);
 double *golden_read_column(const char *path, int column, size_t *n_out);
 long float_ulp_diff(float a, float b);
+typedef struct cli_result {
+    int status;  /* the exit status, or -1 if the program did not exit */
+    char *out;   /* what it printed on stdout, NUL-terminated */
+    char *err;   /* what it printed on stderr */
+} cli_result;
+cli_result cli_run(const char *args);
+void cli_result_free(cli_result *r);
+int cli_line_count(const char *text);
 /* suites: chapters 1-5 */
 Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);
+Suite *sinusoidal_suite(void);
+Suite *exercises_sinusoidal_suite(void);
+Suite *rotary_suite(void);
+Suite *exercises_rotary_suite(void);
+Suite *scaling_suite(void);
+Suite *exercises_scaling_suite(void);
+double scaling_golden_header_value(const char *path, const char *key);
 Suite *attention_suite(void);
 Suite *exercises_attention_suite(void);
 #endif

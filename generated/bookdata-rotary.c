@@ -1,0 +1,217 @@
+/* bookdata-rotary.c: the numbers and data of chapter 3. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bookdata.h"
+
+static void rd_sci(FILE *f, const char *key, double v)
+{
+    int e = v == 0 ? 0 : (int)floor(log10(fabs(v)));
+    if (v == 0 || (e >= -2 && e <= 3)) {
+        bd_def(f, key, "%.3g", v);
+        return;
+    }
+    double m = v / pow(10, e);
+    bd_def(f, key, "\\ensuremath{%.2g\\times10^{%d}}", m, e);
+}
+
+static void rd_int(FILE *f, const char *key, long v)
+{
+    char digits[32], out[64];
+    int n = snprintf(digits, sizeof digits, "%ld", v), k = 0;
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && (n - i) % 3 == 0 && n > 4)
+            k += snprintf(out + k, sizeof out - (size_t)k, "\\,");
+        out[k++] = digits[i];
+        out[k] = '\0';
+    }
+    bd_def(f, key, "%s", out);
+}
+
+static float *rd_golden(const char *path, size_t *n)
+{
+    FILE *in = fopen(path, "r");
+    size_t cap = 1024, k = 0;
+    float *v = malloc(cap * sizeof *v);
+    char word[64];
+    if (in == NULL || v == NULL) {
+        fprintf(stderr, "bookdata: cannot read %s\n", path);
+        exit(1);
+    }
+    while (fscanf(in, "%63s", word) == 1) {
+        if (word[0] == '#') {   /* skip the rest of a header line */
+            int ch;
+            while ((ch = fgetc(in)) != EOF && ch != '\n') {}
+            continue;
+        }
+        if (k == cap)
+            v = realloc(v, (cap *= 2) * sizeof *v);
+        if (v == NULL)
+            exit(1);
+        v[k++] = strtof(word, NULL);
+    }
+    fclose(in);
+    *n = k;
+    return v;
+}
+#define MMDIR "tests/golden/minimind/"
+static int rotary_golden_numbers(FILE *f)
+{
+    static const struct { int d; long end; const char *c, *s; } t[2] = {
+        {64, 32, MMDIR "rope_default_d64_end32_cos.txt",
+                 MMDIR "rope_default_d64_end32_sin.txt"},
+        {96, 8, MMDIR "rope_default_d96_end8_cos.txt",
+                MMDIR "rope_default_d96_end8_sin.txt"}};
+    long ncos = 0, dcos = 0, dsin = 0;
+    float c[32 * 64], s[32 * 64];
+    for (int i = 0; i < 2; i++) {
+        size_t n, m;
+        float *gc = rd_golden(t[i].c, &n);
+        float *gs = rd_golden(t[i].s, &m);
+        rope_precompute_freqs_cis(c, s, t[i].d, t[i].end, 1e6,
+                                  ROPE_PRECISION_FLOAT);
+        for (size_t j = 0; j < n && j < m; j++) {
+            dcos += c[j] != gc[j];
+            dsin += s[j] != gs[j];
+        }
+        ncos += (long)n;
+        free(gc); free(gs);
+    }
+    rd_int(f, "rotary-cos-count", ncos);
+    rd_int(f, "rotary-cos-ulp-count", dcos);
+    rd_int(f, "rotary-sin-ulp-count", dsin);
+    size_t nq, nk, noq, nok;
+    float *q = rd_golden(MMDIR "apply_rope_q_in.txt", &nq);
+    float *k = rd_golden(MMDIR "apply_rope_k_in.txt", &nk);
+    float *oq = rd_golden(MMDIR "apply_rope_c1_default_pos0_q_out.txt",
+                            &noq);
+    float *ok = rd_golden(MMDIR "apply_rope_c1_default_pos0_k_out.txt",
+                            &nok);
+    if (nq != 4608 || nk != 1152 || noq != nq || nok != nk)
+        return 1;
+    rope_precompute_freqs_cis(c, s, 96, 6, 1e6, ROPE_PRECISION_FLOAT);
+    rope_apply_rotary_pos_emb(q, k, c, s, 1, 6, 8, 2, 96, 0,
+                              ROPE_PAIRING_HALF);
+    double maxdiff = 0;
+    long ndiff = 0;
+    for (size_t j = 0; j < nq + nk; j++) {
+        float a = j < nq ? q[j] : k[j - nq];
+        float b = j < nq ? oq[j] : ok[j - nq];
+        maxdiff = fmax(maxdiff, fabs((double)a - b));
+        ndiff += a != b;
+    }
+    rd_sci(f, "rotary-own-table-maxdiff", maxdiff);
+    rd_int(f, "rotary-own-table-ndiff", ndiff);
+    rd_int(f, "rotary-apply-count", (long)(nq + nk));
+    free(q); free(k); free(oq); free(ok);
+    size_t nh;
+    float *h = rd_golden("tests/golden/hf/cos_sin_default_theta1e4.txt",
+                           &nh);
+    float inv[32];
+    double worst = 0;
+    rope_default_inv_freq(inv, 64, 1e4);
+    for (size_t r = 0; r + 8 <= nh; r += 8) {
+        long pos = (long)h[r];
+        int j = (int)h[r + 1];
+        rope_freqs_cis_from_inv_freq(c, s, inv, 64, pos, pos + 1, 1.0,
+                                     ROPE_PRECISION_FLOAT);
+        double tol = 4.0 * pos * ldexp(1.0, -24) + 1e-6;
+        worst = fmax(worst, fabs(c[j] - (double)h[r + 6]) / tol);
+        worst = fmax(worst, fabs(s[j] - (double)h[r + 7]) / tol);
+    }
+    bd_def(f, "rotary-hf-worst-ratio", "%.2f", worst);
+    free(h);
+    return 0;
+}
+static int rotary_precision_table(FILE *f)
+{
+    enum { D = 96 };
+    const double base = 1e6;
+    static const long t[7] = {10, 100, 1000, 4096, 32767, 100000,
+                              1000000};
+    float inv[D / 2], cf[D], sf[D], cd[D], sd[D];
+    char key[64];
+    double de_max = 0;
+    rope_default_inv_freq(inv, D, base);
+    rd_int(f, "rotary-prec-d", D);
+    bd_def(f, "rotary-prec-base", "\\ensuremath{10^{%d}}",
+           (int)lround(log10(base)));
+    for (int r = 0; r < 7; r++) {
+        double err[4] = {0, 0, 0, 0};  /* ff df fe de */
+        if (rope_freqs_cis_from_inv_freq(cf, sf, inv, D, t[r], t[r] + 1, 1.0,
+                                         ROPE_PRECISION_FLOAT) != 0
+            || rope_freqs_cis_from_inv_freq(cd, sd, inv, D, t[r], t[r] + 1, 1.0,
+                                            ROPE_PRECISION_DOUBLE) != 0)
+            return 1;
+        for (int i = 0; i < D / 2; i++) {
+            double ideal = (double)t[r] * pow(base, -2.0 * i / D);
+            double same = (double)t[r] * (double)inv[i];
+            double ref[2] = {ideal, same};
+            for (int k = 0; k < 2; k++) {
+                double c = cos(ref[k]), s = sin(ref[k]);
+                err[2 * k] = fmax(err[2 * k],
+                                  fmax(fabs(cf[i] - c), fabs(sf[i] - s)));
+                err[2 * k + 1] = fmax(err[2 * k + 1],
+                                      fmax(fabs(cd[i] - c), fabs(sd[i] - s)));
+            }
+        }
+        static const char *name[4] = {"ff", "df", "fe", "de"};
+        de_max = fmax(de_max, err[3]);
+        snprintf(key, sizeof key, "rotary-prec-t-%d", r);
+        rd_int(f, key, t[r]);
+        snprintf(key, sizeof key, "rotary-prec-bound-%d", r);
+        rd_sci(f, key, (double)t[r] * ldexp(1.0, -24));
+        for (int e = 0; e < 4; e++) {
+            snprintf(key, sizeof key, "rotary-prec-%s-%d", name[e], r);
+            rd_sci(f, key, err[e]);
+        }
+    }
+    rd_sci(f, "rotary-prec-de-max", de_max);
+    rd_sci(f, "rotary-prec-bound-32k", 32767 * ldexp(1.0, -24));
+    rd_sci(f, "rotary-prec-bound-1m", 1e6 * ldexp(1.0, -24));
+    return 0;
+}
+static int rotary_decay(FILE *f, const char *dir)
+{
+    enum { D = 96 };
+    const long rmax = 2000, rmark = 1000;
+    FILE *dat = bd_open(dir, "rotary-decay.dat");
+    fprintf(dat, "r b1e4 b1e6\n");
+    for (long r = 0; r <= rmax; r += 2)
+        fprintf(dat, "%ld %.6f %.6f\n", r,
+                rope_decay_average(D, 1e4, (double)r),
+                rope_decay_average(D, 1e6, (double)r));
+    bd_close(dat);
+    rd_int(f, "rotary-decay-d", D);
+    rd_int(f, "rotary-decay-rmax", rmax);
+    rd_int(f, "rotary-decay-r", rmark);
+    bd_def(f, "rotary-decay-a0", "%g", rope_decay_average(D, 1e4, 0));
+    bd_def(f, "rotary-decay-at-r-1e4", "%.2f",
+           rope_decay_average(D, 1e4, rmark));
+    bd_def(f, "rotary-decay-at-r-1e6", "%.2f",
+           rope_decay_average(D, 1e6, rmark));
+    return 0;
+}
+static int rotary_memory(FILE *f)
+{
+    const double L = 32768, d = 96, heads = 8, MiB = 1048576.0;
+    double rope = 2 * L * d * 4, bias = heads * L * L * 4;
+    double shaw = L * L * d * 4;
+    rd_int(f, "rotary-mem-positions", (long)L);
+    rd_int(f, "rotary-mem-d", (long)d);
+    rd_int(f, "rotary-mem-heads", (long)heads);
+    bd_def(f, "rotary-mem-rope-mib", "%g", rope / MiB);
+    bd_def(f, "rotary-mem-bias-gib", "%g", bias / (1024 * MiB));
+    bd_def(f, "rotary-mem-shaw-gib", "%g", shaw / (1024 * MiB));
+    rd_int(f, "rotary-mem-ratio", lround(bias / rope));
+    return 0;
+}
+
+int bookdata_rotary(const char *dir)
+{
+    FILE *f = bd_numbers_open(dir, "rotary");
+    int rc = rotary_golden_numbers(f) || rotary_precision_table(f)
+             || rotary_decay(f, dir) || rotary_memory(f);
+    bd_close(f);
+    return rc;
+}

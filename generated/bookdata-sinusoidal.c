@@ -1,0 +1,294 @@
+/* bookdata-sinusoidal.c: the figures, tables and numbers of
+   chapter 2. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include "bookdata.h"
+
+static const char *pe_tex_num(char *buf, size_t size, double v,
+                              int digits)
+{
+    if (v != 0.0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6)) {
+        int e = (int)floor(log10(fabs(v)));
+        double mant = v / pow(10.0, e);
+        if (fabs(mant) >= 9.95) { mant /= 10.0; e++; }
+        snprintf(buf, size, "\\ensuremath{%.*f\\times 10^{%d}}",
+                 digits - 1, mant, e);
+    } else if (fabs(v) >= pow(10.0, digits)) {
+        snprintf(buf, size, "\\ensuremath{%.0f}", v);
+    } else {
+        snprintf(buf, size, "\\ensuremath{%.*g}", digits, v);
+    }
+    return buf;
+}
+static int pe_write_heatmap(const char *dir, FILE *num)
+{
+    enum { D = 64, L = 100 };
+    static double pe[L * D];
+    if (rope_pe_table(pe, L, D, 1e4) != ROPE_PE_OK)
+        return 1;
+    FILE *f = bd_open(dir, "sinusoidal-heatmap.dat");
+    fputs("t j pe\n", f);
+    for (int j = 0; j < D; j++)
+        for (int t = 0; t < L; t++)
+            fprintf(f, "%d %d %.5f\n", t, j, pe[t * D + j]);
+    bd_close(f);
+    bd_def(num, "sinusoidal-heat-d", "%d", D);
+    bd_def(num, "sinusoidal-heat-len", "%d", L);
+    bd_def(num, "sinusoidal-heat-last", "%d", L - 1);
+    return 0;
+}
+static int pe_write_dot(const char *dir, FILE *num)
+{
+    enum { D = 64, KMAX = 256, T1 = 1000 };
+    char buf[64];
+    double fmin = INFINITY;
+    FILE *f = bd_open(dir, "sinusoidal-dot.dat");
+    fputs("k t0 t1\n", f);
+    for (long k = -KMAX; k <= KMAX; k++) {
+        double a = rope_pe_dot(0, k, D, 1e4);
+        fprintf(f, "%ld %.6f %.6f\n", k, a,
+                rope_pe_dot(T1, T1 + k, D, 1e4));
+        fmin = fmin < a ? fmin : a;
+    }
+    bd_close(f);
+    bd_def(num, "sinusoidal-dot-d", "%d", D);
+    bd_def(num, "sinusoidal-dot-t", "%d", T1);
+    bd_def(num, "sinusoidal-dot-kmax", "%d", KMAX);
+    bd_def(num, "sinusoidal-dot-f0", "%.0f",
+           rope_pe_offset_dot(0, D, 1e4));
+    bd_def(num, "sinusoidal-dot-fmin", "%.2f", fmin);
+    enum { NEAR_KMAX = 20000 };   /* the range of the peak test */
+    long best = 1;
+    for (long k = 2; k <= NEAR_KMAX; k++)
+        if (cos((double)k) > cos((double)best))
+            best = k;
+    bd_def(num, "sinusoidal-near-kmax", "%d", NEAR_KMAX);
+    bd_def(num, "sinusoidal-near-k", "%ld", best);
+    double turns = round((double)best / (2.0 * ROPE_PE_PI));
+    bd_def(num, "sinusoidal-near-turns", "%.0f", turns);
+    bd_def(num, "sinusoidal-near-delta", "%s",
+           pe_tex_num(buf, sizeof buf,
+                   fabs((double)best - 2.0 * ROPE_PE_PI * turns), 2));
+    bd_def(num, "sinusoidal-near-gap", "%s",
+           pe_tex_num(buf, sizeof buf, 1.0 - cos((double)best), 2));
+    bd_def(num, "sinusoidal-dot-sumerr", "%s",
+           pe_tex_num(buf, sizeof buf, (D / 2) * (D / 2) * DBL_EPSILON / 2,
+                   1));
+    return 0;
+}
+static int pe_write_bands(const char *dir, FILE *num)
+{
+    enum { D = 512, EVERY = 32, TEXT = 2048 };
+    char b1[64], b2[64], b3[64], b4[64];
+    int global = 0, local = 0;
+    FILE *f = bd_open(dir, "sinusoidal-wavelength.dat");
+    fputs("i lambda half\n", f);
+    for (int i = 0; i < D / 2; i++) {
+        double h = rope_pe_half_turn(i, D, 1e4);
+        fprintf(f, "%d %.6e %.6e\n", i, rope_pe_wavelength(i, D, 1e4),
+                h);
+        global += h > TEXT;
+        local += 2.0 * sin(rope_pe_omega(i, D, 1e4) / 2.0) > 0.1;
+    }
+    bd_close(f);
+    FILE *t = bd_open(dir, "sinusoidal-bands.tex");
+    fputs("\\begin{tabular}{rrrrr}\n\\toprule\n$i$ & $\\omega_i$ & "
+          "$\\lambda_i$ & $h_i$ & $2\\sin(\\omega_i/2)$ \\\\\n"
+          "\\midrule\n", t);
+    for (int i = 0; i < D / 2; i++) {
+        if (i % EVERY != 0 && i != D / 2 - 1)
+            continue;
+        double w = rope_pe_omega(i, D, 1e4);
+        fprintf(t, "%d & %s & %s & %s & %s \\\\\n", i,
+                pe_tex_num(b1, sizeof b1, w, 3),
+                pe_tex_num(b2, sizeof b2, rope_pe_wavelength(i, D, 1e4), 3),
+                pe_tex_num(b3, sizeof b3, rope_pe_half_turn(i, D, 1e4), 3),
+                pe_tex_num(b4, sizeof b4, 2.0 * sin(w / 2.0), 3));
+    }
+    fputs("\\bottomrule\n\\end{tabular}\n", t);
+    bd_close(t);
+    bd_def(num, "sinusoidal-bands-d", "%d", D);
+    bd_def(num, "sinusoidal-bands-pairs", "%d", D / 2);
+    bd_def(num, "sinusoidal-bands-every", "%d", EVERY);
+    bd_def(num, "sinusoidal-bands-text", "%d", TEXT);
+    bd_def(num, "sinusoidal-bands-global", "%d", global);
+    bd_def(num, "sinusoidal-bands-local", "%d", local);
+    bd_def(num, "sinusoidal-lambda-first", "%.2f",
+           rope_pe_wavelength(0, D, 1e4));
+    bd_def(num, "sinusoidal-lambda-last", "%.0f",
+           rope_pe_wavelength(D / 2 - 1, D, 1e4));
+    bd_def(num, "sinusoidal-step-first", "%.2f",
+           2.0 * sin(rope_pe_omega(0, D, 1e4) / 2.0));
+    bd_def(num, "sinusoidal-step-last", "%s",
+           pe_tex_num(b1, sizeof b1,
+                   2.0 * sin(rope_pe_omega(D / 2 - 1, D, 1e4) / 2.0), 2));
+    return 0;
+}
+static const long pe_grid_t[] = {0, 1, 2, 7, 100, 1000, 4095, 32767,
+                                 1000000};
+static const long pe_grid_k[] = {-1000, -7, -1, 0, 1, 2, 5, 17, 100,
+                                 999, 4096, 65536};
+#define N_PE_GRID_T (sizeof pe_grid_t / sizeof pe_grid_t[0])
+#define N_PE_GRID_K (sizeof pe_grid_k / sizeof pe_grid_k[0])
+
+static int pe_write_float_accuracy(FILE *num)
+{
+    enum { L = 8192, D = 64 };
+    char buf[64];
+    float *pf = malloc(sizeof *pf * L * D);
+    double *pd = malloc(sizeof *pd * L * D), worst = 0.0;
+    long at = 0;
+    if (pf == NULL || pd == NULL
+        || rope_pe_table_float(pf, L, D, 1e4f) != ROPE_PE_OK
+        || rope_pe_table(pd, L, D, 1e4) != ROPE_PE_OK) {
+        free(pf); free(pd);
+        return 1;
+    }
+    for (long j = 0; j < (long)L * D; j++)
+        if (fabs(pf[j] - pd[j]) > worst) {
+            worst = fabs(pf[j] - pd[j]);
+            at = j / D;
+        }
+    free(pf); free(pd);
+    bd_def(num, "sinusoidal-float-len", "%d", L);
+    bd_def(num, "sinusoidal-float-maxdiff", "%s",
+           pe_tex_num(buf, sizeof buf, worst, 2));
+    bd_def(num, "sinusoidal-float-argmax", "%ld", at);
+    return 0;
+}
+static int pe_write_rotation_accuracy(FILE *num)
+{
+    enum { D = 64 };
+    double pe_t[D], pe_tk[D], m[4], worst = 0.0, ratio = 0.0;
+    char buf[64];
+    for (size_t a = 0; a < N_PE_GRID_T; a++)
+        for (size_t g = 0; g < N_PE_GRID_K; g++) {
+            long t = pe_grid_t[a], k = pe_grid_k[g];
+            rope_pe_row(pe_t, t, D, 1e4);
+            rope_pe_row(pe_tk, t + k, D, 1e4);
+            for (int i = 0; i < D / 2; i++) {
+                double w = rope_pe_omega(i, D, 1e4);
+                double bound = DBL_EPSILON * (2.0 * (labs(t) + labs(k)) * w + 8.0);
+                rope_pe_rotation(m, w, k);
+                double es = fabs(m[0] * pe_t[2 * i] + m[1] * pe_t[2 * i + 1]
+                                 - pe_tk[2 * i]);
+                double ec = fabs(m[2] * pe_t[2 * i] + m[3] * pe_t[2 * i + 1]
+                                 - pe_tk[2 * i + 1]);
+                double e = es > ec ? es : ec;
+                worst = e > worst ? e : worst;
+                ratio = e / bound > ratio ? e / bound : ratio;
+            }
+        }
+    bd_def(num, "sinusoidal-rot-maxerr", "%s",
+           pe_tex_num(buf, sizeof buf, worst, 2));
+    bd_def(num, "sinusoidal-rot-ratio", "%.2f", ratio);
+    return 0;
+}
+
+static int pe_write_accuracy(FILE *num)
+{
+    char buf[64];
+    bd_def(num, "sinusoidal-golden-tolmax", "%s",
+           pe_tex_num(buf, sizeof buf,
+                      DBL_EPSILON * (4.0 * 32767 + 4.0), 2));
+    return pe_write_float_accuracy(num)
+        || pe_write_rotation_accuracy(num);
+}
+static int pe_write_terms(FILE *num)
+{
+    enum { N = 16, DM = 16, D = 16, NN = N * N };
+    double x[N * DM], pe[N * DM], wq[DM * D], wk[DM * D];
+    double s[NN], terms[4 * NN], cross[NN];
+    double sumerr = 0.0, dev = 0.0, max[5] = {0};
+    char buf[64];
+    rope_pe_draw_example(ROPE_BOOK_SEED, N, DM, D, x, wq, wk);
+    if (rope_pe_table(pe, N, DM, 1e4) != ROPE_PE_OK
+        || rope_pe_score_terms(x, pe, wq, wk, N, DM, D, s, terms) != 0)
+        return 1;
+    for (int j = 0; j < NN; j++) {
+        double sum = 0.0;
+        for (int r = 0; r < 4; r++) {
+            sum += terms[r * NN + j];
+            max[r] = fmax(max[r], fabs(terms[r * NN + j]));
+        }
+        max[4] = fmax(max[4], fabs(s[j]));
+        sumerr = fmax(sumerr, fabs(sum - s[j]));
+        cross[j] = terms[NN + j] + terms[2 * NN + j];
+    }
+    for (int m = 1; m < N; m++)
+        for (int n = 1; n < N; n++)
+            dev = fmax(dev, fabs(terms[3 * NN + m * N + n]
+                                 - terms[3 * NN + (m - 1) * N + n - 1]));
+    static const char *const keys[5] = {"1", "2", "3", "4", "s"};
+    char key[64];
+    for (int r = 0; r < 5; r++) {
+        const double *a = r < 4 ? terms + r * NN : s;
+        snprintf(key, sizeof key, "sinusoidal-rms-%s", keys[r]);
+        bd_def(num, key, "%.2f", rope_pe_rms(a, NN));
+        snprintf(key, sizeof key, "sinusoidal-max-%s", keys[r]);
+        bd_def(num, key, "%.2f", max[r]);
+    }
+    bd_def(num, "sinusoidal-rms-cross", "%.2f", rope_pe_rms(cross, NN));
+    bd_def(num, "sinusoidal-t4-dev", "%.2f", dev);
+    bd_def(num, "sinusoidal-t4-ratio", "%.1f",
+           dev / rope_pe_rms(terms + 3 * NN, NN));
+    bd_def(num, "sinusoidal-terms-sumerr", "%s",
+           pe_tex_num(buf, sizeof buf, sumerr, 1));
+    bd_def(num, "sinusoidal-terms-n", "%d", N);
+    bd_def(num, "sinusoidal-terms-dmodel", "%d", DM);
+    bd_def(num, "sinusoidal-terms-d", "%d", D);
+    bd_def(num, "sinusoidal-terms-seed", "%d", ROPE_BOOK_SEED);
+    return 0;
+}
+static int pe_write_records(const char *dir, FILE *num)
+{
+    enum { KMAX = 1000 };
+    const double first = 0.5;   /* radians: a near repeat at all */
+    char b1[64];
+    double best = first;
+    FILE *t = bd_open(dir, "sinusoidal-records.tex");
+    fputs("\\begin{tabular}{rrr}\n\\toprule\noffset $k$ & turns $r$ & "
+          "$\\delta(k) = |k - 2\\pi r|$ \\\\\n\\midrule\n", t);
+    for (long k = 1; k <= KMAX; k++) {
+        double r = round((double)k / (2.0 * ROPE_PE_PI));
+        double delta = fabs((double)k - 2.0 * ROPE_PE_PI * r);
+        if (r < 1.0 || delta >= best)
+            continue;
+        best = delta;
+        fprintf(t, "%ld & %.0f & %s \\\\\n", k, r,
+                pe_tex_num(b1, sizeof b1, delta, 2));
+    }
+    fputs("\\bottomrule\n\\end{tabular}\n", t);
+    bd_close(t);
+    bd_def(num, "sinusoidal-records-kmax", "%d", KMAX);
+    bd_def(num, "sinusoidal-records-first", "%.1f", first);
+    static const double eps[3] = {0.05, 0.01, 1e-3};
+    static const char *const names[3] = {"a", "b", "c"};
+    char key[64];
+    for (int e = 0; e < 3; e++)
+        for (long k = 1; k <= 100000; k++) {
+            double r = round((double)k / (2.0 * ROPE_PE_PI));
+            double delta = fabs((double)k - 2.0 * ROPE_PE_PI * r);
+            if (r < 1.0 || delta > eps[e])
+                continue;
+            snprintf(key, sizeof key, "sinusoidal-rec-%s", names[e]);
+            bd_def(num, key, "%ld", k);
+            snprintf(key, sizeof key, "sinusoidal-rec-%s-eps", names[e]);
+            bd_def(num, key, "%s", pe_tex_num(b1, sizeof b1, eps[e], 1));
+            snprintf(key, sizeof key, "sinusoidal-rec-%s-delta", names[e]);
+            bd_def(num, key, "%s", pe_tex_num(b1, sizeof b1, delta, 1));
+            break;
+        }
+    return 0;
+}
+
+int bookdata_sinusoidal(const char *dir)
+{
+    FILE *f = bd_numbers_open(dir, "sinusoidal");
+    int rc = pe_write_heatmap(dir, f) || pe_write_dot(dir, f)
+          || pe_write_bands(dir, f) || pe_write_accuracy(f)
+          || pe_write_terms(f) || pe_write_records(dir, f);
+    bd_close(f);
+    return rc;
+}

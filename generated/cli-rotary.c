@@ -1,0 +1,313 @@
+/* cli-rotary.c: the commands rope freqs and rope apply (chapter 3),
+   and the RoPE options shared with chapters 4 and 5. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+void cli_rope_defaults(cli_rope_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->head_dim = 0;
+    o->theta = 1e6;
+    o->pairing = ROPE_PAIRING_HALF;
+    o->precision = ROPE_PRECISION_FLOAT;
+}
+int cli_rope_parse_option(cli_rope_options *o, int argc, char **argv,
+                          int *i)
+{
+    const char *flag = argv[*i];
+    long v;
+    int rc;
+    if (strcmp(flag, "--head-dim") == 0) {
+        if ((rc = cli_need_value(argc, argv, *i)) != 0
+            || (rc = cli_parse_int(flag, argv[++*i], 2, 4096, &v)) != 0)
+            return rc;
+        o->head_dim = (int)v;
+        return 1;
+    }
+    if (strcmp(flag, "--theta") == 0) {
+        if ((rc = cli_need_value(argc, argv, *i)) != 0)
+            return rc;
+        if ((rc = cli_parse_double(flag, argv[++*i], &o->theta)) != 0)
+            return rc;
+        return 1;
+    }
+    if (strcmp(flag, "--pairing") == 0
+        || strcmp(flag, "--precision") == 0) {
+        if ((rc = cli_need_value(argc, argv, *i)) != 0)
+            return rc;
+        const char *value = argv[++*i];
+        int pairing = flag[3] == 'a';
+        const char *first = pairing ? "half" : "float";
+        const char *second = pairing ? "interleaved" : "double";
+        if (strcmp(value, first) != 0 && strcmp(value, second) != 0)
+            return cli_error("%s: '%s' is neither %s nor %s", flag, value,
+                             first, second);
+        int is_first = strcmp(value, first) == 0;
+        if (pairing)
+            o->pairing = is_first ? ROPE_PAIRING_HALF
+                                  : ROPE_PAIRING_INTERLEAVED;
+        else
+            o->precision = is_first ? ROPE_PRECISION_FLOAT
+                                    : ROPE_PRECISION_DOUBLE;
+        return 1;
+    }
+    /* chapter 4 parses its scaling flags here */
+    if ((rc = cli_scaling_parse_option(o, argc, argv, i)) != 0)
+        return rc;
+    return 0;
+}
+int cli_rope_validate(const cli_rope_options *o)
+{
+    if (o->head_dim % 2 != 0)
+        return cli_error("--head-dim must be even, got %d",
+                         o->head_dim);
+    if (!(o->theta > 1.0) || o->theta > FLT_MAX)
+        return cli_error("--theta must be above 1 and a float, got %g",
+                         o->theta);
+    /* chapter 4 validates its scaling options here */
+    {
+        int rc4 = cli_scaling_validate(o);
+        if (rc4 != 0)
+            return rc4;
+    }
+    return 0;
+}
+int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
+                      double *attention_factor_out)
+{
+    double attention_factor = 1.0;
+    rope_default_inv_freq(inv_freq, o->head_dim, o->theta);
+/* chapter 4 computes scaled frequencies and their factor here */
+{
+    int rc4 = cli_scaling_inv_freq(o, inv_freq, &attention_factor);
+    if (rc4 != 0)
+        return rc4;
+}
+    *attention_factor_out = attention_factor;
+    return 0;
+}
+int cli_rope_table(const cli_rope_options *o, long start, long end,
+                   float **freqs_cos, float **freqs_sin)
+{
+    size_t n = (size_t)(end - start) * (size_t)o->head_dim;
+    size_t bytes = (n > 0 ? n : 1) * sizeof(float);
+    float *inv_freq = malloc((size_t)(o->head_dim / 2) * sizeof(float));
+    double attention_factor = 1.0;
+    int rc = inv_freq == NULL ? cli_error("out of memory")
+           : cli_rope_inv_freq(o, inv_freq, &attention_factor);
+    *freqs_cos = rc ? NULL : malloc(bytes);
+    *freqs_sin = rc ? NULL : malloc(bytes);
+    if (rc == 0 && (*freqs_cos == NULL || *freqs_sin == NULL))
+        rc = cli_error("out of memory for %ld table rows", end - start);
+    if (rc == 0 && rope_freqs_cis_from_inv_freq(*freqs_cos, *freqs_sin,
+            inv_freq, o->head_dim, start, end, attention_factor,
+            o->precision) != 0)
+        rc = cli_error("cannot compute table rows %ld to %ld", start,
+                       end - 1);
+    free(inv_freq);
+    if (rc != 0) {
+        free(*freqs_cos); free(*freqs_sin);
+        *freqs_cos = *freqs_sin = NULL;
+    }
+    return rc;
+}
+static int per_position(const char *what)
+{
+    return strcmp(what, "angles") == 0 || strcmp(what, "cos") == 0
+           || strcmp(what, "sin") == 0;
+}
+static void print_freqs_row(const float *x, int n, int repeat)
+{
+    for (int j = 0; j < n * repeat; j++)
+        printf("%s%.9e", j ? " " : "", (double)x[j / repeat]);
+    putchar('\n');
+}
+static int print_freqs(const cli_rope_options *o, const char *what,
+                       const long *pos, size_t n_pos)
+{
+    int half = o->head_dim / 2, done = 0, rc;
+    float inv_freq[2048], *c, *s;
+    double attention_factor = 1.0;
+    if ((rc = cli_rope_inv_freq(o, inv_freq, &attention_factor)) != 0)
+        return rc;
+    if (strcmp(what, "inv_freq") == 0)
+        print_freqs_row(inv_freq, half, 1), done = 1;
+    for (size_t p = 0; strcmp(what, "angles") == 0 && p < n_pos; p++) {
+        for (int i = 0; i < half; i++)   /* a float angle is exact */
+            printf("%s%.9e", i ? " " : "",
+                   rope_angle(pos[p], inv_freq[i], o->precision));
+        putchar('\n');
+        done = 1;
+    }
+    int is_cos = strcmp(what, "cos") == 0;
+    for (size_t p = 0; (is_cos || strcmp(what, "sin") == 0) && p < n_pos;
+         p++) {
+        if ((rc = cli_rope_table(o, pos[p], pos[p] + 1, &c, &s)) != 0)
+            return rc;
+        if (o->pairing == ROPE_PAIRING_HALF)
+            print_freqs_row(is_cos ? c : s, o->head_dim, 1);
+        else
+            print_freqs_row(is_cos ? c : s, half, 2);
+        free(c); free(s);
+        done = 1;
+    }
+    /* chapter 4 prints its quantities (such as attention_factor) here */
+    if (!done) {
+        int rc4 = cli_scaling_print(o, what, inv_freq, attention_factor,
+                                    &done);
+        if (rc4 != 0)
+            return rc4;
+    }
+    if (!done)
+        return cli_error("freqs: --print '%s' is not one of inv_freq, "
+                         "angles, cos, sin, attention_factor, ramp",
+                         what);
+    return 0;
+}
+int cmd_freqs(int argc, char **argv)
+{
+    cli_rope_options o;
+    long end = -1, *pos = NULL;
+    size_t n_pos = 0;
+    const char *what = "cos";
+    int rc = 0;
+    cli_rope_defaults(&o);
+    for (int i = 1; i < argc && rc == 0; i++) {
+        int r = cli_rope_parse_option(&o, argc, argv, &i);
+        if (r != 0) {
+            rc = r == 1 ? 0 : r;
+            continue;
+        }
+        const char *flag = argv[i];
+        int is_end = strcmp(flag, "--end") == 0;
+        int is_positions = strcmp(flag, "--positions") == 0;
+        if (!is_end && !is_positions && strcmp(flag, "--print") != 0)
+            rc = cli_error("freqs: unexpected argument '%s'", flag);
+        else if ((rc = cli_need_value(argc, argv, i)) != 0)
+            break;
+        else if (is_end)
+            rc = cli_parse_int(flag, argv[++i], 1, ROPE_MAX_POSITION, &end);
+        else if (is_positions) {
+            free(pos);
+            pos = NULL;
+            rc = cli_parse_int_list(flag, argv[++i], 0,
+                                    ROPE_MAX_POSITION - 1, &pos, &n_pos);
+        } else
+            what = argv[++i];
+    }
+    if (rc == 0 && o.head_dim == 0)
+        rc = cli_error("freqs: --head-dim is required");
+    if (rc == 0 && end >= 0 && pos != NULL)
+        rc = cli_error("freqs: give --end or --positions, not both");
+    if (rc == 0 && end < 0 && pos == NULL && per_position(what))
+        rc = cli_error("freqs: --print %s needs --end or --positions",
+                       what);
+    if (rc == 0)
+        rc = cli_rope_validate(&o);
+    if (rc == 0 && end > 0) {
+        pos = malloc((size_t)end * sizeof *pos);
+        if (pos == NULL)
+            rc = cli_error("freqs: out of memory");
+        for (long t = 0; pos != NULL && t < end; t++)
+            pos[t] = t;
+        n_pos = (size_t)end;
+    }
+    if (rc == 0)
+        rc = print_freqs(&o, what, pos, n_pos);
+    free(pos);
+    return rc;
+}
+static const char *shape_text(const rope_npy *a, int which)
+{
+    static char buf[2][160];
+    int k = snprintf(buf[which], sizeof buf[which], "(");
+    for (int j = 0; j < a->ndim; j++)
+        k += snprintf(buf[which] + k, sizeof buf[which] - (size_t)k,
+                      "%s%ld", j ? ", " : "", a->shape[j]);
+    snprintf(buf[which] + k, sizeof buf[which] - (size_t)k, ")");
+    return buf[which];
+}
+int cmd_apply(int argc, char **argv)
+{
+    cli_rope_options o;
+    const char *path[4] = {NULL, NULL, NULL, NULL};  /* q k oq ok */
+    long start_pos = 0;
+    rope_npy q = {0}, k = {0};
+    float *c = NULL, *s = NULL;
+    char err[512];
+    int rc = 0;
+    cli_rope_defaults(&o);
+    static const char *const names[4] = {"--q", "--k", "--out-q",
+                                         "--out-k"};
+    for (int i = 1; i < argc && rc == 0; i++) {
+        int r = cli_rope_parse_option(&o, argc, argv, &i), known = 0;
+        if (r != 0) {
+            rc = r == 1 ? 0 : r;
+            continue;
+        }
+        for (int j = 0; j < 4; j++)
+            known |= strcmp(argv[i], names[j]) == 0;
+        known |= strcmp(argv[i], "--start-pos") == 0;
+        if (!known)
+            rc = cli_error("apply: unexpected argument '%s'", argv[i]);
+        else if ((rc = cli_need_value(argc, argv, i)) != 0)
+            break;
+        else if (strcmp(argv[i], "--start-pos") == 0)
+            rc = cli_parse_int("--start-pos", argv[++i], 0,
+                               ROPE_MAX_POSITION - 1, &start_pos);
+        else
+            for (int j = 0; j < 4; j++)
+                if (strcmp(argv[i], names[j]) == 0) {
+                    path[j] = argv[++i];
+                    break;
+                }
+    }
+    for (int j = 0; rc == 0 && j < 4; j++)
+        if (path[j] == NULL)
+            rc = cli_error("apply: %s FILE is required", names[j]);
+    if (rc == 0 && rope_npy_read(path[0], &q, err, sizeof err) != 0)
+        rc = cli_error("%s", err);
+    if (rc == 0 && rope_npy_read(path[1], &k, err, sizeof err) != 0)
+        rc = cli_error("%s", err);
+    if (rc == 0) {
+        int ok = q.ndim == 4 && k.ndim == 4 && q.shape[0] == k.shape[0]
+                 && q.shape[1] == k.shape[1] && q.shape[3] == k.shape[3];
+        for (int j = 0; ok && j < 4; j++)
+            ok = q.shape[j] <= (1L << 24) && k.shape[j] <= (1L << 24);
+        if (!ok)
+            rc = cli_error("apply: q %s and k %s must be [batch, seq_len, "
+                           "heads, head_dim] with equal batch, seq_len "
+                           "and head_dim", shape_text(&q, 0),
+                           shape_text(&k, 1));
+    }
+    if (rc == 0 && o.head_dim != 0 && o.head_dim != q.shape[3])
+        rc = cli_error("apply: --head-dim %d but the arrays have "
+                       "head_dim %ld", o.head_dim, q.shape[3]);
+    if (rc == 0) {
+        o.head_dim = (int)q.shape[3];
+        if (o.head_dim == 0)
+            rc = cli_error("apply: head_dim is 0");
+        else
+            rc = cli_rope_validate(&o);
+    }
+    if (rc == 0 && start_pos + q.shape[1] > ROPE_MAX_POSITION)
+        rc = cli_error("apply: --start-pos %ld + seq_len %ld passes %ld",
+                       start_pos, q.shape[1], ROPE_MAX_POSITION);
+    if (rc == 0)
+        rc = cli_rope_table(&o, start_pos, start_pos + q.shape[1], &c, &s);
+    if (rc == 0) {
+        rope_apply_rotary_pos_emb(q.data, k.data, c, s, (int)q.shape[0],
+            (int)q.shape[1], (int)q.shape[2], (int)k.shape[2], o.head_dim,
+            0, o.pairing);
+        if (rope_npy_write(path[2], q.data, 4, q.shape, err, sizeof err)
+            || rope_npy_write(path[3], k.data, 4, k.shape, err, sizeof err))
+            rc = cli_error("%s", err);
+    }
+    rope_npy_free(&q); rope_npy_free(&k);
+    free(c); free(s);
+    return rc;
+}

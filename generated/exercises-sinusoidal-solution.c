@@ -1,0 +1,35 @@
+/* exercises-sinusoidal-solution.c: the book's answers to chapter 2. */
+#include <math.h>
+#include "exercises-sinusoidal.h"
+
+void ex_rotation_product(double out[4], double omega, long k, long j)
+{
+    double a[4], b[4];
+    rope_pe_rotation(a, omega, k);
+    rope_pe_rotation(b, omega, j);
+    out[0] = a[0] * b[0] + a[1] * b[2];
+    out[1] = a[0] * b[1] + a[1] * b[3];
+    out[2] = a[2] * b[0] + a[3] * b[2];
+    out[3] = a[2] * b[1] + a[3] * b[3];
+}
+void ex_shift_back(double *out, const double *row, int d_model,
+                   double base, long k)
+{
+    for (int i = 0; i < d_model / 2; i++) {
+        double m[4], s = row[2 * i], c = row[2 * i + 1];
+        rope_pe_rotation(m, rope_pe_omega(i, d_model, base), k);
+        out[2 * i] = m[0] * s + m[2] * c;
+        out[2 * i + 1] = m[1] * s + m[3] * c;
+    }
+}
+long ex_repeat_distance(double omega, double eps, long k_max)
+{
+    const double two_pi = 2.0 * ROPE_PE_PI;
+    for (long k = 1; k <= k_max; k++) {
+        double angle = omega * (double)k;
+        double r = round(angle / two_pi);
+        if (r >= 1.0 && fabs(angle - two_pi * r) <= eps)
+            return k;
+    }
+    return -1;
+}

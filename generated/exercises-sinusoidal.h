@@ -1,0 +1,9 @@
+/* exercises-sinusoidal.h: the functions of chapter 2's exercises. */
+#ifndef ROPE_EXERCISES_SINUSOIDAL_H
+#define ROPE_EXERCISES_SINUSOIDAL_H
+#include "rope.h"
+void ex_rotation_product(double out[4], double omega, long k, long j);
+void ex_shift_back(double *out, const double *row, int d_model,
+                   double base, long k);
+long ex_repeat_distance(double omega, double eps, long k_max);
+#endif

@@ -1,0 +1,374 @@
+/* rotary.c: rotary position embeddings, bit-compatible with MiniMind
+   (model/model_minimind.py: precompute_freqs_cis,
+   apply_rotary_pos_emb).
+   Tangled from chapters/03-rope.nw. */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rope.h"
+
+void rope_default_inv_freq(float *inv_freq, int head_dim,
+                           double rope_base)
+{
+    float base = (float)rope_base;
+    for (int i = 0; i < head_dim / 2; i++) {
+        float exponent = (float)(2 * i) / (float)head_dim;
+        inv_freq[i] = 1.0f / powf(base, exponent);
+    }
+}
+static int table_arguments_ok(int head_dim, long start, long end)
+{
+    return head_dim > 0 && head_dim % 2 == 0 && start >= 0
+        && start <= end && end <= ROPE_MAX_POSITION;
+}
+int rope_freqs_cis_from_inv_freq(float *freqs_cos, float *freqs_sin,
+        const float *inv_freq, int head_dim, long start, long end,
+        double attention_factor, rope_precision precision)
+{
+    if (freqs_cos == NULL || freqs_sin == NULL || inv_freq == NULL
+        || !table_arguments_ok(head_dim, start, end))
+        return EINVAL;
+    int half = head_dim / 2;
+    for (long t = start; t < end; t++) {
+        float *c = freqs_cos + (size_t)(t - start) * (size_t)head_dim;
+        float *s = freqs_sin + (size_t)(t - start) * (size_t)head_dim;
+        for (int i = 0; i < half; i++) {
+            if (precision == ROPE_PRECISION_FLOAT) {
+                float angle = (float)t * inv_freq[i];
+                c[i] = cosf(angle) * (float)attention_factor;
+                s[i] = sinf(angle) * (float)attention_factor;
+            } else {
+                double angle = (double)t * (double)inv_freq[i];
+                c[i] = (float)(cos(angle) * attention_factor);
+                s[i] = (float)(sin(angle) * attention_factor);
+            }
+            c[i + half] = c[i];
+            s[i + half] = s[i];
+        }
+    }
+    return 0;
+}
+int rope_precompute_freqs_cis(float *freqs_cos, float *freqs_sin,
+        int head_dim, long end, double rope_base,
+        rope_precision precision)
+{
+    if (!table_arguments_ok(head_dim, 0, end) || !(rope_base > 1.0)
+        || !(rope_base <= FLT_MAX))   /* the base is used as a float */
+        return EINVAL;
+    float *inv_freq = malloc((size_t)(head_dim / 2) * sizeof *inv_freq);
+    if (inv_freq == NULL)
+        return ENOMEM;
+    rope_default_inv_freq(inv_freq, head_dim, rope_base);
+    int rc = rope_freqs_cis_from_inv_freq(freqs_cos, freqs_sin,
+                 inv_freq, head_dim, 0, end, 1.0, precision);
+    free(inv_freq);
+    return rc;
+}
+void rope_rotate_half(const float *x, float *out, int head_dim)
+{
+    int half = head_dim / 2;
+    for (int i = 0; i < half; i++) {
+        out[i] = -x[i + half];
+        out[i + half] = x[i];
+    }
+}
+static void rotate_pair(float *x, int a, int b, const float *cos_row,
+                        const float *sin_row, int col_a, int col_b)
+{
+    float xa = x[a], xb = x[b];
+    float xa_cos = xa * cos_row[col_a], xb_sin = xb * sin_row[col_a];
+    float xb_cos = xb * cos_row[col_b], xa_sin = xa * sin_row[col_b];
+    x[a] = xa_cos - xb_sin;
+    x[b] = xb_cos + xa_sin;
+}
+static void rotate_head(float *x, const float *cos_row,
+                        const float *sin_row, int head_dim,
+                        rope_pairing pairing)
+{
+    int half = head_dim / 2;
+    for (int i = 0; i < half; i++) {
+        if (pairing == ROPE_PAIRING_HALF)
+            rotate_pair(x, i, i + half, cos_row, sin_row, i, i + half);
+        else
+            rotate_pair(x, 2 * i, 2 * i + 1, cos_row, sin_row, i, i);
+    }
+}
+void rope_apply_rotary_pos_emb(float *q, float *k,
+        const float *freqs_cos, const float *freqs_sin,
+        int batch, int seq_len, int n_heads, int n_kv_heads,
+        int head_dim, long start_pos, rope_pairing pairing)
+{
+    size_t d = (size_t)head_dim;
+    for (int b = 0; b < batch; b++)
+        for (int s = 0; s < seq_len; s++) {
+            size_t row = (size_t)(start_pos + s) * d;
+            size_t token = (size_t)b * (size_t)seq_len + (size_t)s;
+            const float *c = freqs_cos + row, *sn = freqs_sin + row;
+            float *qt = q + token * (size_t)n_heads * d;
+            float *kt = k + token * (size_t)n_kv_heads * d;
+            for (int h = 0; h < n_heads; h++)
+                rotate_head(qt + (size_t)h * d, c, sn, head_dim,
+                            pairing);
+            for (int h = 0; h < n_kv_heads; h++)
+                rotate_head(kt + (size_t)h * d, c, sn, head_dim,
+                            pairing);
+        }
+}
+void rope_pairing_permutation(int *perm, int head_dim)
+{
+    for (int i = 0; i < head_dim / 2; i++) {
+        perm[2 * i] = i;
+        perm[2 * i + 1] = i + head_dim / 2;
+    }
+}
+double rope_angle(long t, float inv_freq, rope_precision precision)
+{
+    if (precision == ROPE_PRECISION_FLOAT)
+        return (double)((float)t * inv_freq);
+    return (double)t * (double)inv_freq;
+}
+double rope_decay_average(int head_dim, double rope_base, double r)
+{
+    int half = head_dim / 2;
+    double re = 0, im = 0, sum = 0;   /* S_j = re + i im */
+    for (int j = 1; j <= half; j++) {
+        double theta = pow(rope_base, -2.0 * (j - 1) / head_dim);
+        re += cos(r * theta);
+        im += sin(r * theta);
+        sum += hypot(re, im);
+    }
+    return sum / half;
+}
+static int npy_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err != NULL && errlen > 0)
+        vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return EINVAL;
+}
+typedef struct { const char *p, *end; } npy_cursor;
+
+static void npy_skip(npy_cursor *c)
+{
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\n'))
+        c->p++;
+}
+
+static int npy_take(npy_cursor *c, char ch)
+{
+    npy_skip(c);
+    if (c->p < c->end && *c->p == ch) {
+        c->p++;
+        return 1;
+    }
+    return 0;
+}
+
+static int npy_string(npy_cursor *c, char *buf, size_t len)
+{
+    size_t k = 0;
+    char quote = npy_take(c, '\'') ? '\'' : npy_take(c, '"') ? '"' : 0;
+    if (quote == 0) return 0;
+    while (c->p < c->end && *c->p != quote) {
+        if (k + 1 >= len || *c->p < ' ' || *c->p > '~')
+            return 0;   /* too long, or not printable ASCII */
+        buf[k++] = *c->p++;
+    }
+    buf[k] = '\0';
+    return npy_take(c, quote);
+}
+
+static int npy_word(npy_cursor *c, const char *word)
+{
+    size_t n = strlen(word);
+    npy_skip(c);
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0)
+        return 0;
+    c->p += n;
+    return 1;
+}
+static int npy_shape(npy_cursor *c, rope_npy *a, char *err,
+                     size_t errlen)
+{
+    if (!npy_take(c, '('))
+        return npy_fail(err, errlen, "header: 'shape' is not a tuple");
+    a->ndim = 0;
+    a->count = 1;
+    while (!npy_take(c, ')')) {
+        unsigned long long v = 0;
+        int digits = 0;
+        for (; c->p < c->end && *c->p >= '0' && *c->p <= '9'; c->p++) {
+            v = 10 * v + (unsigned long long)(*c->p - '0');
+            if (++digits > 13)
+                return npy_fail(err, errlen, "header: shape too large");
+        }
+        if (digits == 0 || a->ndim == ROPE_NPY_MAX_NDIM)
+            return npy_fail(err, errlen, "header: bad 'shape' tuple");
+        if (v > 0 && a->count > ((size_t)1 << 40) / v)
+            return npy_fail(err, errlen, "header: array too large");
+        a->shape[a->ndim++] = (long)v;
+        a->count *= (size_t)v;
+        if (!npy_take(c, ',') && !(c->p < c->end && *c->p == ')'))
+            return npy_fail(err, errlen, "header: bad 'shape' tuple");
+    }
+    return 0;
+}
+static int npy_dict(npy_cursor *c, rope_npy *a, char *err,
+                    size_t errlen)
+{
+    int seen = 0;   /* bits: 1 descr, 2 fortran_order, 4 shape */
+    char key[32], value[32];
+    if (!npy_take(c, '{'))
+        return npy_fail(err, errlen, "header is not a dictionary");
+    while (!npy_take(c, '}')) {
+        if (!npy_string(c, key, sizeof key) || !npy_take(c, ':'))
+            return npy_fail(err, errlen, "header: bad dictionary");
+        if (strcmp(key, "descr") == 0) {
+            if (!npy_string(c, value, sizeof value))
+                return npy_fail(err, errlen, "header: bad 'descr'");
+            if (strcmp(value, "<f4") != 0)
+                return npy_fail(err, errlen, "dtype '%s' is not float32 "
+                                "('<f4')", value);
+            seen |= 1;
+        } else if (strcmp(key, "fortran_order") == 0) {
+            if (npy_word(c, "True"))
+                return npy_fail(err, errlen, "array is in Fortran order; "
+                                "save a C-order array");
+            if (!npy_word(c, "False"))
+                return npy_fail(err, errlen, "header: bad 'fortran_order'");
+            seen |= 2;
+        } else if (strcmp(key, "shape") == 0) {
+            if (npy_shape(c, a, err, errlen) != 0)
+                return EINVAL;
+            seen |= 4;
+        } else
+            return npy_fail(err, errlen, "header: unexpected key '%s'", key);
+        if (!npy_take(c, ',') && !(c->p < c->end && *c->p == '}'))
+            return npy_fail(err, errlen, "header: bad dictionary");
+    }
+    if (seen != 7)
+        return npy_fail(err, errlen, "header: 'descr', 'fortran_order' "
+                        "or 'shape' missing");
+    return 0;
+}
+int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
+                   char *err, size_t errlen)
+{
+    size_t hlen, hstart;
+    memset(a, 0, sizeof *a);
+    if (n < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
+        return npy_fail(err, errlen, "not a .npy file (bad magic)");
+    if (buf[6] == 1 && buf[7] == 0) {
+        hlen = (size_t)buf[8] | (size_t)buf[9] << 8;
+        hstart = 10;
+    } else if (buf[6] == 2 && buf[7] == 0 && n >= 12) {
+        hlen = (size_t)buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16
+             | (size_t)buf[11] << 24;
+        hstart = 12;
+    } else
+        return npy_fail(err, errlen, "unsupported .npy version %d.%d",
+                        buf[6], buf[7]);
+    if (hlen > n - hstart)
+        return npy_fail(err, errlen, "truncated header");
+    npy_cursor c = {(const char *)buf + hstart,
+                    (const char *)buf + hstart + hlen};
+    if (npy_dict(&c, a, err, errlen) != 0)
+        return EINVAL;
+    npy_skip(&c);
+    if (c.p != c.end)
+        return npy_fail(err, errlen, "header: junk after the dict");
+    size_t have = n - hstart - hlen, need = a->count * 4;
+    if (have < need)
+        return npy_fail(err, errlen, "truncated data: %zu bytes, the shape "
+                        "needs %zu", have, need);
+    if (have > need)
+        return npy_fail(err, errlen, "%zu bytes after the data",
+                        have - need);
+    a->data = malloc(need > 0 ? need : 1);
+    if (a->data == NULL)
+        return npy_fail(err, errlen, "out of memory");
+    const unsigned char *d = buf + hstart + hlen;
+    for (size_t i = 0; i < a->count; i++, d += 4) {
+        uint32_t u = (uint32_t)d[0] | (uint32_t)d[1] << 8
+                   | (uint32_t)d[2] << 16 | (uint32_t)d[3] << 24;
+        memcpy(&a->data[i], &u, sizeof u);
+    }
+    return 0;
+}
+int rope_npy_read(const char *path, rope_npy *a, char *err,
+                  size_t errlen)
+{
+    memset(a, 0, sizeof *a);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return npy_fail(err, errlen, "%s: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    unsigned char *buf = malloc(cap), *bigger;
+    while (buf != NULL) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        bigger = realloc(buf, cap *= 2);
+        if (bigger == NULL) free(buf);
+        buf = bigger;
+    }
+    int failed = buf == NULL || ferror(f);
+    fclose(f);
+    if (failed) {
+        free(buf);
+        return npy_fail(err, errlen, "%s: cannot read the file", path);
+    }
+    char msg[256];
+    int rc = rope_npy_parse(buf, n, a, msg, sizeof msg);
+    free(buf);
+    return rc ? npy_fail(err, errlen, "%s: %s", path, msg) : 0;
+}
+
+void rope_npy_free(rope_npy *a)
+{
+    free(a->data);
+    a->data = NULL;
+}
+int rope_npy_write(const char *path, const float *data, int ndim,
+                   const long *shape, char *err, size_t errlen)
+{
+    char h[512];
+    size_t count = 1;
+    int k = snprintf(h, sizeof h, "{'descr': '<f4', 'fortran_order': "
+                     "False, 'shape': (");
+    if (ndim < 0 || ndim > ROPE_NPY_MAX_NDIM)
+        return npy_fail(err, errlen, "%s: bad dimensions", path);
+    for (int i = 0; i < ndim; i++) {
+        k += snprintf(h + k, sizeof h - (size_t)k, "%ld%s", shape[i],
+                      ndim == 1 ? "," : i + 1 < ndim ? ", " : "");
+        count *= (size_t)shape[i];
+    }
+    k += snprintf(h + k, sizeof h - (size_t)k, "), }");
+    while ((10 + k + 1) % 64 != 0)
+        h[k++] = ' ';
+    h[k++] = '\n';
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        return npy_fail(err, errlen, "%s: %s", path, strerror(errno));
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                             (unsigned char)(k & 0xff),
+                             (unsigned char)(k >> 8)};
+    fwrite(pre, 1, sizeof pre, f);
+    fwrite(h, 1, (size_t)k, f);
+    for (size_t i = 0; i < count; i++) {
+        uint32_t u;
+        memcpy(&u, &data[i], sizeof u);
+        unsigned char b[4] = {(unsigned char)u, (unsigned char)(u >> 8),
+                              (unsigned char)(u >> 16),
+                              (unsigned char)(u >> 24)};
+        fwrite(b, 1, 4, f);
+    }
+    if (ferror(f) | fclose(f))
+        return npy_fail(err, errlen, "%s: write error", path);
+    return 0;
+}

@@ -1,0 +1,170 @@
+/* sinusoidal.c: chapter 2, the sinusoidal position encoding. */
+#include <math.h>
+#include <stdlib.h>
+#include "rope.h"
+
+int rope_pe_check(int d_model, double base)
+{
+    if (d_model <= 0 || d_model % 2 != 0)
+        return ROPE_PE_EDMODEL;
+    if (!(base > 1.0) || !isfinite(base))
+        return ROPE_PE_EBASE;
+    return ROPE_PE_OK;
+}
+double rope_pe_omega(int i, int d_model, double base)
+{
+    return pow(base, -(double)(2 * i) / (double)d_model);
+}
+int rope_pe_row(double *row, long t, int d_model, double base)
+{
+    int err = rope_pe_check(d_model, base);
+    if (err != ROPE_PE_OK)
+        return err;
+    for (int i = 0; i < d_model / 2; i++) {
+        double angle = (double)t * rope_pe_omega(i, d_model, base);
+        row[2 * i] = sin(angle);
+        row[2 * i + 1] = cos(angle);
+    }
+    return ROPE_PE_OK;
+}
+int rope_pe_table(double *pe, long seq_len, int d_model, double base)
+{
+    int err = rope_pe_check(d_model, base);
+    if (err != ROPE_PE_OK)
+        return err;
+    if (seq_len < 0)
+        return ROPE_PE_ELEN;
+    for (long t = 0; t < seq_len; t++)
+        rope_pe_row(pe + (size_t)t * d_model, t, d_model, base);
+    return ROPE_PE_OK;
+}
+int rope_pe_table_float(float *pe, long seq_len, int d_model,
+                        float base)
+{
+    int err = rope_pe_check(d_model, base);
+    if (err != ROPE_PE_OK)
+        return err;
+    if (seq_len < 0)
+        return ROPE_PE_ELEN;
+    for (int i = 0; i < d_model / 2; i++) {
+        float omega = powf(base, -(float)(2 * i) / (float)d_model);
+        for (long t = 0; t < seq_len; t++) {
+            float angle = (float)t * omega;
+            pe[(size_t)t * d_model + 2 * i] = sinf(angle);
+            pe[(size_t)t * d_model + 2 * i + 1] = cosf(angle);
+        }
+    }
+    return ROPE_PE_OK;
+}
+void rope_pe_rotation(double m[4], double omega, long k)
+{
+    double angle = omega * (double)k;
+    double c = cos(angle), s = sin(angle);
+    m[0] = c;
+    m[1] = s;
+    m[2] = -s;
+    m[3] = c;
+}
+double rope_pe_dot(long m, long n, int d_model, double base)
+{
+    double sum = 0.0;
+    for (int i = 0; i < d_model / 2; i++) {
+        double w = rope_pe_omega(i, d_model, base);
+        double a = (double)m * w, b = (double)n * w;
+        sum += sin(a) * sin(b) + cos(a) * cos(b);
+    }
+    return sum;
+}
+
+double rope_pe_offset_dot(long k, int d_model, double base)
+{
+    double sum = 0.0;
+    for (int i = 0; i < d_model / 2; i++)
+        sum += cos((double)k * rope_pe_omega(i, d_model, base));
+    return sum;
+}
+static void pe_matmul_transposed(const double *a, const double *b,
+                              double *c, int n, int d)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double acc = 0.0;
+            for (int l = 0; l < d; l++)
+                acc += a[(size_t)i * d + l] * b[(size_t)j * d + l];
+            c[(size_t)i * n + j] = acc;
+        }
+}
+
+int rope_pe_score_terms(const double *x, const double *pe,
+                        const double *wq, const double *wk, int n,
+                        int d_model, int d, double *s, double *terms)
+{
+    size_t nd = (size_t)n * d, nm = (size_t)n * d_model;
+    size_t nn = (size_t)n * n;
+    double *buf = malloc((4 * nd + nm) * sizeof *buf);
+    if (buf == NULL)
+        return -1;
+    double *xq = buf, *xk = xq + nd, *pq = xk + nd, *pk = pq + nd;
+    double *sum = pk + nd;
+    rope_matmul(x, wq, xq, n, d_model, d);
+    rope_matmul(x, wk, xk, n, d_model, d);
+    rope_matmul(pe, wq, pq, n, d_model, d);
+    rope_matmul(pe, wk, pk, n, d_model, d);
+    pe_matmul_transposed(xq, xk, terms, n, d);
+    pe_matmul_transposed(xq, pk, terms + nn, n, d);
+    pe_matmul_transposed(pq, xk, terms + 2 * nn, n, d);
+    pe_matmul_transposed(pq, pk, terms + 3 * nn, n, d);
+    for (size_t j = 0; j < nm; j++)
+        sum[j] = x[j] + pe[j];
+    rope_matmul(sum, wq, xq, n, d_model, d);
+    rope_matmul(sum, wk, xk, n, d_model, d);
+    pe_matmul_transposed(xq, xk, s, n, d);
+    free(buf);
+    return 0;
+}
+void rope_pe_draw_example(uint64_t seed, int n, int d_model, int d,
+                          double *x, double *wq, double *wk)
+{
+    uint64_t st = seed;
+    double wscale = 1.0 / sqrt((double)d_model);
+    for (size_t j = 0; j < (size_t)n * d_model; j++)
+        x[j] = rope_gaussian(&st);
+    for (size_t j = 0; j < (size_t)d_model * d; j++)
+        wq[j] = wscale * rope_gaussian(&st);
+    for (size_t j = 0; j < (size_t)d_model * d; j++)
+        wk[j] = wscale * rope_gaussian(&st);
+}
+double rope_pe_rms(const double *a, size_t len)
+{
+    double s = 0.0;
+    for (size_t j = 0; j < len; j++)
+        s += a[j] * a[j];
+    return len > 0 ? sqrt(s / (double)len) : 0.0;
+}
+double rope_pe_wavelength(int i, int d_model, double base)
+{
+    return 2.0 * ROPE_PE_PI / rope_pe_omega(i, d_model, base);
+}
+
+double rope_pe_half_turn(int i, int d_model, double base)
+{
+    return ROPE_PE_PI / rope_pe_omega(i, d_model, base);
+}
+int rope_pe_print_rows(FILE *out, const long *positions, size_t n,
+                       int d_model, double base)
+{
+    int err = rope_pe_check(d_model, base);
+    if (err != ROPE_PE_OK)
+        return err;
+    double *row = malloc((size_t)d_model * sizeof *row);
+    if (row == NULL)
+        return -1;
+    for (size_t p = 0; p < n; p++) {
+        rope_pe_row(row, positions[p], d_model, base);
+        for (int j = 0; j < d_model; j++)
+            fprintf(out, j == 0 ? "%.9e" : " %.9e", row[j]);
+        fputc('\n', out);
+    }
+    free(row);
+    return ROPE_PE_OK;
+}

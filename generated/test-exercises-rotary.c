@@ -1,0 +1,147 @@
+/* test-exercises-rotary.c: the tests of chapter 3's exercises. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tests.h"
+#include "exercises-rotary.h"
+
+static void randfill(float *x, size_t n, unsigned seed)
+{
+    unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1u);
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((double)(s >> 11) / 4503599627370496.0 - 1.0);
+    }
+}
+
+static double dot64(const float *a, const float *b, int n)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += (double)a[i] * (double)b[i];
+    return sum;
+}
+static void rotate_to(float *x, int d, double base, long m,
+                      rope_precision prec, rope_pairing pairing)
+{
+    float inv[512], c[1024], s[1024], k[1024];
+    ck_assert(d <= 1024);
+    rope_default_inv_freq(inv, d, base);
+    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, d, m,
+                         m + 1, 1.0, prec), 0);
+    memcpy(k, x, (size_t)d * sizeof *k);
+    rope_apply_rotary_pos_emb(x, k, c, s, 1, 1, 1, 1, d, 0, pairing);
+}
+START_TEST(exercise_3_1_unrotate_inverts_the_rotation)
+{
+    enum { D = 96, END = 2000 };
+    static float c[END * D], s[END * D];
+    float x[D], y[D], k[D], spare[D];
+    ck_assert_int_eq(rope_precompute_freqs_cis(c, s, D, END, 1e6,
+                         ROPE_PRECISION_FLOAT), 0);
+    randfill(x, D, 31);
+    memcpy(y, x, sizeof x);
+    rope_ex_unrotate(y, c, s, D, 0);
+    ck_assert(memcmp(x, y, sizeof x) == 0);
+    for (long m = 1; m < END; m += 173) {
+        memcpy(y, x, sizeof x); memcpy(k, x, sizeof x);
+        rope_apply_rotary_pos_emb(y, spare, c, s, 1, 1, 1, 0, D, m,
+                                  ROPE_PAIRING_HALF);
+        rope_ex_unrotate(y, c, s, D, m);
+        for (int j = 0; j < D; j++)
+            ck_assert_float_eq_tol(y[j], x[j], 1e-6f);
+        rope_ex_unrotate(k, c, s, D, m);
+        rope_apply_rotary_pos_emb(k, spare, c, s, 1, 1, 1, 0, D, m,
+                                  ROPE_PAIRING_HALF);
+        for (int j = 0; j < D; j++)
+            ck_assert_float_eq_tol(k[j], x[j], 1e-6f);
+    }
+}
+END_TEST
+static void ex_matvec(const float *w, const float *x, float *y,
+                      int rows, int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        double sum = 0;
+        for (int c = 0; c < cols; c++)
+            sum += (double)w[r * cols + c] * x[c];
+        y[r] = (float)sum;
+    }
+}
+
+START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
+{
+    enum { H = 2, D = 8, IN = 12 };
+    float wq[H * D * IN], wk[H * D * IN];
+    float hq[H * D * IN], hk[H * D * IN];
+    float x[IN], y[IN];
+    randfill(wq, H * D * IN, 41); randfill(wk, H * D * IN, 42);
+    randfill(x, IN, 43); randfill(y, IN, 44);
+    rope_ex_interleaved_to_half_rows(wq, hq, H, D, IN);
+    rope_ex_interleaved_to_half_rows(wk, hk, H, D, IN);
+    for (int h = 0; h < H; h++)
+        for (int r = 0; r < D; r++) {
+            int found = 0;
+            for (int r2 = 0; r2 < D; r2++)
+                found += memcmp(hq + (h * D + r) * IN,
+                                wq + (h * D + r2) * IN,
+                                IN * sizeof *wq) == 0;
+            ck_assert_int_eq(found, 1);
+        }
+    for (long m = 0; m < 900; m += 149)
+        for (long n = 0; n < 900; n += 211)
+            for (int h = 0; h < H; h++) {
+                float q[D], k[D], q2[D], k2[D];
+                ex_matvec(wq + h * D * IN, x, q, D, IN);
+                ex_matvec(wk + h * D * IN, y, k, D, IN);
+                ex_matvec(hq + h * D * IN, x, q2, D, IN);
+                ex_matvec(hk + h * D * IN, y, k2, D, IN);
+                rotate_to(q, D, 1e4, m, ROPE_PRECISION_FLOAT,
+                          ROPE_PAIRING_INTERLEAVED);
+                rotate_to(k, D, 1e4, n, ROPE_PRECISION_FLOAT,
+                          ROPE_PAIRING_INTERLEAVED);
+                rotate_to(q2, D, 1e4, m, ROPE_PRECISION_FLOAT,
+                          ROPE_PAIRING_HALF);
+                rotate_to(k2, D, 1e4, n, ROPE_PRECISION_FLOAT,
+                          ROPE_PAIRING_HALF);
+                ck_assert_double_eq_tol(dot64(q, k, D),
+                                        dot64(q2, k2, D),
+                                        1e-5);
+            }
+}
+END_TEST
+START_TEST(exercise_3_3_score_depends_on_the_distance)
+{
+    enum { D = 64 };
+    float q[D], k[D], qr[D], kr[D];
+    randfill(q, D, 51); randfill(k, D, 52);
+    double scale = sqrt(dot64(q, q, D) * dot64(k, k, D));
+    for (long m = 0; m < 70000; m += 6007)
+        for (long n = 0; n < 70000; n += 7919) {
+            memcpy(qr, q, sizeof q); memcpy(kr, k, sizeof k);
+            rotate_to(qr, D, 1e6, m, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_HALF);
+            rotate_to(kr, D, 1e6, n, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_HALF);
+            ck_assert_double_eq_tol(
+                rope_ex_score_at_distance(q, k, D, 1e6, n - m),
+                dot64(qr, kr, D), 1e-5 * scale);
+        }
+}
+END_TEST
+
+Suite *exercises_rotary_suite(void)
+{
+    Suite *s = suite_create("exercises-rotary");
+    const struct { const char *name; const TTest *test; } ex[] = {
+        {"exercise 3.1", exercise_3_1_unrotate_inverts_the_rotation},
+        {"exercise 3.2", exercise_3_2_reordered_rows_give_the_same_scores},
+        {"exercise 3.3", exercise_3_3_score_depends_on_the_distance},
+    };
+    for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+        TCase *tc = tcase_create(ex[i].name);
+        tcase_add_test(tc, ex[i].test);
+        suite_add_tcase(s, tc);
+    }
+    return s;
+}

@@ -1,0 +1,760 @@
+/* test-rotary.c: the claims of chapter 3, checked. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tests.h"
+
+static void randfill(float *x, size_t n, unsigned seed)
+{
+    unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1u);
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((double)(s >> 11) / 4503599627370496.0 - 1.0);
+    }
+}
+
+static double dot64(const float *a, const float *b, int n)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += (double)a[i] * (double)b[i];
+    return sum;
+}
+static void rotate_to(float *x, int d, double base, long m,
+                      rope_precision prec, rope_pairing pairing)
+{
+    float inv[512], c[1024], s[1024], k[1024];
+    ck_assert(d <= 1024);
+    rope_default_inv_freq(inv, d, base);
+    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, d, m,
+                         m + 1, 1.0, prec), 0);
+    memcpy(k, x, (size_t)d * sizeof *k);
+    rope_apply_rotary_pos_emb(x, k, c, s, 1, 1, 1, 1, d, 0, pairing);
+}
+#define GMM "tests/golden/minimind/"
+#define GHF "tests/golden/hf/"
+
+static float *golden_floats(const char *path, size_t expect)
+{
+    size_t n;
+    double *v = golden_read(path, &n);
+    ck_assert_msg(n == expect, "%s: %zu numbers, expected %zu", path, n,
+                  expect);
+    float *f = malloc(n * sizeof *f);
+    ck_assert(f != NULL);
+    for (size_t i = 0; i < n; i++)
+        f[i] = (float)v[i];
+    free(v);
+    return f;
+}
+
+static size_t make_npy(unsigned char *buf, int major,
+                       const char *header, const float *x, size_t nx)
+{
+    size_t pre = major == 1 ? 10 : 12, hl = strlen(header), k = 0;
+    size_t total = hl + 1;
+    while ((pre + total) % 64 != 0) total++;
+    memcpy(buf, "\x93NUMPY", 6);
+    buf[6] = (unsigned char)major; buf[7] = 0;
+    for (size_t i = 0; i < pre - 8; i++)
+        buf[8 + i] = (unsigned char)(total >> (8 * i));
+    memcpy(buf + pre, header, hl);
+    for (k = pre + hl; k < pre + total - 1; k++) buf[k] = ' ';
+    buf[k++] = '\n';
+    memcpy(buf + k, x, nx * sizeof *x);  /* a little-endian host */
+    return k + nx * sizeof *x;
+}
+
+static const char *npy_error(const unsigned char *buf, size_t n)
+{
+    static char err[256];
+    rope_npy a;
+    if (rope_npy_parse(buf, n, &a, err, sizeof err) == 0) {
+        rope_npy_free(&a);
+        return NULL;
+    }
+    ck_assert(a.data == NULL);
+    ck_assert(strchr(err, '\n') == NULL);  /* one line */
+    return err;
+}
+static void check_inv_freq_and_angles(int d, long end, const char *inv,
+                                      const char *angles)
+{
+    float f[128];
+    rope_default_inv_freq(f, d, 1e6);
+    float *g = golden_floats(inv, (size_t)d / 2);
+    for (int i = 0; i < d / 2; i++)
+        ck_assert_msg(f[i] == g[i], "inv_freq[%d]: %.9e != %.9e", i,
+                      (double)f[i], (double)g[i]);
+    free(g);
+    g = golden_floats(angles, (size_t)end * (size_t)d / 2);
+    for (long t = 0; t < end; t++)
+        for (int i = 0; i < d / 2; i++)
+            ck_assert(rope_angle(t, f[i], ROPE_PRECISION_FLOAT)
+                      == (double)g[t * d / 2 + i]);
+    free(g);
+}
+
+START_TEST(test_inv_freq_and_angles_match_minimind)
+{
+    check_inv_freq_and_angles(64, 32,
+        GMM "rope_default_d64_inv_freq.txt",
+        GMM "rope_default_d64_end32_angles.txt");
+    check_inv_freq_and_angles(96, 8,
+        GMM "rope_default_d96_inv_freq.txt",
+        GMM "rope_default_d96_end8_angles.txt");
+}
+END_TEST
+static void check_cos_sin(int d, long end, const char *cos_path,
+                        const char *sin_path)
+{
+    size_t n = (size_t)end * (size_t)d;
+    float *c = malloc(n * sizeof *c), *s = malloc(n * sizeof *s);
+    ck_assert(c != NULL && s != NULL);
+    ck_assert_int_eq(rope_precompute_freqs_cis(c, s, d, end, 1e6,
+                         ROPE_PRECISION_FLOAT), 0);
+    float *gc = golden_floats(cos_path, n);
+    float *gs = golden_floats(sin_path, n);
+    for (size_t j = 0; j < n; j++) {
+        ck_assert_msg(float_ulp_diff(c[j], gc[j]) <= 1, "cos[%zu]", j);
+        ck_assert_msg(float_ulp_diff(s[j], gs[j]) <= 1, "sin[%zu]", j);
+    }
+    free(c); free(s); free(gc); free(gs);
+}
+
+START_TEST(test_cos_sin_within_one_ulp_of_minimind)
+{
+    check_cos_sin(64, 32, GMM "rope_default_d64_end32_cos.txt",
+                GMM "rope_default_d64_end32_sin.txt");
+    check_cos_sin(96, 8, GMM "rope_default_d96_end8_cos.txt",
+                GMM "rope_default_d96_end8_sin.txt");
+}
+END_TEST
+START_TEST(test_rotate_half_matches_minimind)
+{
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
+    float *g = golden_floats(GMM "rotate_half_d8.txt", 8);
+    rope_rotate_half(x, out, 8);
+    for (int j = 0; j < 8; j++)
+        ck_assert(out[j] == g[j]);
+    free(g);
+}
+END_TEST
+
+static void apply_to_golden_inputs(const float *c, const float *s,
+                                   float *q, float *k)
+{
+    float *gq = golden_floats(GMM "apply_rope_q_in.txt", 6 * 8 * 96);
+    float *gk = golden_floats(GMM "apply_rope_k_in.txt", 6 * 2 * 96);
+    memcpy(q, gq, 6 * 8 * 96 * sizeof *q);
+    memcpy(k, gk, 6 * 2 * 96 * sizeof *k);
+    rope_apply_rotary_pos_emb(q, k, c, s, 1, 6, 8, 2, 96, 0,
+                              ROPE_PAIRING_HALF);
+    free(gq); free(gk);
+}
+
+START_TEST(test_apply_with_minimind_tables_is_bitwise)
+{
+    float *c = golden_floats(GMM "rope_default_d96_end8_cos.txt", 768);
+    float *s = golden_floats(GMM "rope_default_d96_end8_sin.txt", 768);
+    float q[6 * 8 * 96], k[6 * 2 * 96];
+    apply_to_golden_inputs(c, s, q, k);
+    float *oq = golden_floats(
+        GMM "apply_rope_c1_default_pos0_q_out.txt",
+                              6 * 8 * 96);
+    float *ok = golden_floats(
+        GMM "apply_rope_c1_default_pos0_k_out.txt",
+                              6 * 2 * 96);
+    for (int j = 0; j < 6 * 8 * 96; j++)
+        ck_assert_msg(q[j] == oq[j], "q[%d]", j);
+    for (int j = 0; j < 6 * 2 * 96; j++)
+        ck_assert_msg(k[j] == ok[j], "k[%d]", j);
+    free(c); free(s); free(oq); free(ok);
+}
+END_TEST
+START_TEST(test_apply_with_own_tables_within_tolerance)
+{
+    float c[8 * 96], s[8 * 96], q[6 * 8 * 96], k[6 * 2 * 96];
+    ck_assert_int_eq(rope_precompute_freqs_cis(c, s, 96, 8, 1e6,
+                         ROPE_PRECISION_FLOAT), 0);
+    apply_to_golden_inputs(c, s, q, k);
+    float *oq = golden_floats(
+        GMM "apply_rope_c1_default_pos0_q_out.txt",
+                              6 * 8 * 96);
+    float *ok = golden_floats(
+        GMM "apply_rope_c1_default_pos0_k_out.txt",
+                              6 * 2 * 96);
+    for (int j = 0; j < 6 * 8 * 96; j++)
+        ck_assert_float_eq_tol(q[j], oq[j], 2.5e-7f);
+    for (int j = 0; j < 6 * 2 * 96; j++)
+        ck_assert_float_eq_tol(k[j], ok[j], 2.5e-7f);
+    free(oq); free(ok);
+}
+END_TEST
+static double hf_tolerance(long pos)
+{
+    return 4.0 * (double)pos * ldexp(1.0, -24) + 1e-6;
+}
+
+START_TEST(test_cos_sin_match_hugging_face)
+{
+    size_t n;
+    double *v = golden_read(GHF "cos_sin_default_theta1e4.txt", &n);
+    float inv[32], c[64], s[64];
+    ck_assert_uint_eq(n, 8 * 64 * 8);
+    rope_default_inv_freq(inv, 64, 1e4);
+    for (size_t r = 0; r < n / 8; r++) {
+        const double *row = v + 8 * r;  /* pos j angle cos sin, refs */
+        long pos = (long)row[0];
+        int j = (int)row[1];
+        ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, 64,
+                             pos, pos + 1, 1.0, ROPE_PRECISION_FLOAT),
+                         0);
+        ck_assert(rope_angle(pos, inv[j % 32], ROPE_PRECISION_FLOAT)
+                  == (double)(float)row[2]);
+        ck_assert(float_ulp_diff(c[j], (float)row[3]) <= 1);
+        ck_assert(float_ulp_diff(s[j], (float)row[4]) <= 1);
+        ck_assert_double_le(fabs(c[j] - row[6]), hf_tolerance(pos));
+        ck_assert_double_le(fabs(s[j] - row[7]), hf_tolerance(pos));
+    }
+    free(v);
+}
+END_TEST
+START_TEST(test_apply_matches_hugging_face)
+{
+    size_t n;
+    double *v = golden_read(GHF "apply_rope_default_theta1e4.txt", &n);
+    float inv[32], c[64], s[64], q[64], k[64];
+    ck_assert_uint_eq(n, 8 * 64 * 4);
+    rope_default_inv_freq(inv, 64, 1e4);
+    for (int p = 0; p < 8; p++) {
+        const double *rows = v + 4 * 64 * p;  /* pos j q_in q_embed */
+        long pos = (long)rows[0];
+        for (int j = 0; j < 64; j++)
+            q[j] = k[j] = (float)rows[4 * j + 2];
+        ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, 64,
+                             pos, pos + 1, 1.0, ROPE_PRECISION_FLOAT),
+                         0);
+        rope_apply_rotary_pos_emb(q, k, c, s, 1, 1, 1, 1, 64, 0,
+                                  ROPE_PAIRING_HALF);
+        for (int j = 0; j < 64; j++)
+            ck_assert_double_le(fabs(q[j] - rows[4 * j + 3]),
+                                hf_tolerance(pos));
+    }
+    free(v);
+}
+END_TEST
+static void check_shift(int iteration, rope_precision prec, long range,
+                        double tol_per_unit)
+{
+    const int d = 64;
+    float q[64], k[64], q1[64], k1[64], q2[64], k2[64];
+    float r[3];
+    randfill(q, d, (unsigned)iteration);
+    randfill(k, d, (unsigned)iteration + 1000u);
+    randfill(r, 3, (unsigned)iteration + 2000u);
+    /* m, n, t in [0, range/2): the shifted positions stay in range */
+    long pick[3];
+    for (int j = 0; j < 3; j++)
+        pick[j] = (long)((r[j] + 1.0f) * 0.25f * (float)range);
+    long m = pick[0], n = pick[1], t = pick[2];
+    memcpy(q1, q, sizeof q); memcpy(k1, k, sizeof k);
+    memcpy(q2, q, sizeof q); memcpy(k2, k, sizeof k);
+    rotate_to(q1, d, 1e4, m, prec, ROPE_PAIRING_HALF);
+    rotate_to(k1, d, 1e4, n, prec, ROPE_PAIRING_HALF);
+    rotate_to(q2, d, 1e4, m + t, prec, ROPE_PAIRING_HALF);
+    rotate_to(k2, d, 1e4, n + t, prec, ROPE_PAIRING_HALF);
+    double scale = sqrt(dot64(q, q, d) * dot64(k, k, d));
+    double tol = tol_per_unit * scale;
+    ck_assert_msg(fabs(dot64(q1, k1, d) - dot64(q2, k2, d)) <= tol,
+                  "m=%ld n=%ld t=%ld", m, n, t);
+}
+
+START_TEST(test_shift_invariance_double_path)
+{
+    check_shift(_i, ROPE_PRECISION_DOUBLE, 1000000, 1e-5);
+}
+END_TEST
+
+START_TEST(test_shift_invariance_float_path)
+{
+    check_shift(_i, ROPE_PRECISION_FLOAT, 2048,
+                4.0 * 2048 * ldexp(1.0, -24) + 1e-5);
+}
+END_TEST
+START_TEST(test_unit_pair_gives_cosine_of_distance)
+{
+    for (long m = 0; m < 100; m += 7)
+        for (long n = 0; n < 100; n += 5) {
+            float q[2] = {1, 0}, k[2] = {1, 0};
+            rotate_to(q, 2, 1e6, m, ROPE_PRECISION_FLOAT,
+                      ROPE_PAIRING_HALF);
+            rotate_to(k, 2, 1e6, n, ROPE_PRECISION_FLOAT,
+                      ROPE_PAIRING_HALF);
+            ck_assert_double_eq_tol(dot64(q, k, 2),
+                                    cos((double)(n - m)),
+                                    1e-5);
+        }
+}
+END_TEST
+static void rotation_matrix(double *R, int d, long m)
+{
+    float e[16];
+    for (int col = 0; col < d; col++) {
+        memset(e, 0, sizeof e);
+        e[col] = 1;
+        rotate_to(e, d, 1e4, m, ROPE_PRECISION_DOUBLE,
+                  ROPE_PAIRING_HALF);
+        for (int row = 0; row < d; row++)
+            R[row * d + col] = e[row];
+    }
+}
+
+START_TEST(test_transpose_product_is_relative_rotation)
+{
+    const int d = 8;
+    long pairs[4][2] = {{3, 10}, {10, 3}, {0, 500}, {1234, 1234}};
+    for (int p = 0; p < 4; p++) {
+        double A[64], B[64], C[64];
+        long m = pairs[p][0], n = pairs[p][1];
+        rotation_matrix(A, d, m);
+        rotation_matrix(B, d, n);
+        rotation_matrix(C, d, n >= m ? n - m : m - n);
+        for (int i = 0; i < d; i++)
+            for (int j = 0; j < d; j++) {
+                double sum = 0, eye = 0;
+                for (int r = 0; r < d; r++) {
+                    sum += A[r * d + i] * B[r * d + j];
+                    eye += A[r * d + i] * A[r * d + j];
+                }
+                /* R_{n-m} is R_{m-n} transposed when n < m */
+                double want = n >= m ? C[i * d + j] : C[j * d + i];
+                ck_assert_double_eq_tol(eye, i == j, 1e-6);
+                ck_assert_double_eq_tol(sum, want, 1e-6);
+            }
+    }
+}
+END_TEST
+START_TEST(test_rotation_keeps_the_norm)
+{
+    float x[96], y[96];
+    randfill(x, 96, 7);
+    for (long m = 1; m < 40000; m = m * 3 + 1) {
+        memcpy(y, x, sizeof x);
+        rotate_to(y, 96, 1e6, m, ROPE_PRECISION_FLOAT,
+                  ROPE_PAIRING_HALF);
+        ck_assert_double_eq_tol(dot64(y, y, 96) / dot64(x, x, 96), 1.0,
+                                1e-6);
+    }
+}
+END_TEST
+START_TEST(test_rotate_half_form_is_the_pairwise_rotation)
+{
+    const int d = 96;
+    float c[4 * 96], s[4 * 96], x[96], rx[96], y[96], k[96];
+    ck_assert_int_eq(rope_precompute_freqs_cis(c, s, d, 4, 1e6,
+                         ROPE_PRECISION_FLOAT), 0);
+    randfill(x, d, 11);
+    rope_rotate_half(x, rx, d);
+    memcpy(y, x, sizeof x);
+    memcpy(k, x, sizeof x);
+    rope_apply_rotary_pos_emb(y, k, c, s, 1, 1, 1, 1, d, 3,
+                              ROPE_PAIRING_HALF);
+    for (int j = 0; j < d; j++) {
+        float x_cos = x[j] * c[3 * d + j];
+        float rx_sin = rx[j] * s[3 * d + j];
+        ck_assert(y[j] == x_cos + rx_sin);
+    }
+}
+END_TEST
+START_TEST(test_pairings_differ_by_the_permutation)
+{
+    int widths[3] = {8, 64, 96};
+    int perm8[8], want8[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+    rope_pairing_permutation(perm8, 8);
+    for (int j = 0; j < 8; j++)
+        ck_assert_int_eq(perm8[j], want8[j]);
+    for (int w = 0; w < 3; w++) {
+        int d = widths[w], perm[96], seen[96] = {0};
+        float x[96], px[96];
+        rope_pairing_permutation(perm, d);
+        for (int j = 0; j < d; j++)
+            seen[perm[j]]++;
+        for (int j = 0; j < d; j++)
+            ck_assert_int_eq(seen[j], 1);
+        for (long m = 0; m < 32768; m = 2 * m + 5) {
+            randfill(x, (size_t)d, (unsigned)(m + d));
+            for (int j = 0; j < d; j++)
+                px[j] = x[perm[j]];
+            rotate_to(x, d, 1e6, m, ROPE_PRECISION_FLOAT,
+                      ROPE_PAIRING_HALF);
+            rotate_to(px, d, 1e6, m, ROPE_PRECISION_FLOAT,
+                      ROPE_PAIRING_INTERLEAVED);
+            for (int j = 0; j < d; j++)
+                ck_assert(px[j] == x[perm[j]]);
+        }
+    }
+}
+END_TEST
+static void proj(const float *W, const float *x, float *q, int d,
+                    int width, const int *row_of)
+{
+    for (int r = 0; r < d; r++) {
+        float sum = 0;
+        for (int c = 0; c < width; c++)
+            sum += W[row_of[r] * width + c] * x[c];
+        q[r] = sum;
+    }
+}
+
+START_TEST(test_permuted_weights_give_the_same_scores)
+{
+    enum { D = 8, W = 16 };
+    float Wq[D * W], Wk[D * W], x[W], y[W];
+    int id[D], perm[D];
+    randfill(Wq, D * W, 1); randfill(Wk, D * W, 2);
+    randfill(x, W, 3); randfill(y, W, 4);
+    rope_pairing_permutation(perm, D);
+    for (int j = 0; j < D; j++) id[j] = j;
+    for (long m = 0; m < 3000; m += 701)
+        for (long n = 0; n < 3000; n += 599) {
+            float q[D], k[D], pq[D], pk[D];
+            proj(Wq, x, q, D, W, id);
+            proj(Wk, y, k, D, W, id);
+            proj(Wq, x, pq, D, W, perm);
+            proj(Wk, y, pk, D, W, perm);
+            rotate_to(q, D, 1e4, m, ROPE_PRECISION_FLOAT,
+                      ROPE_PAIRING_HALF);
+            rotate_to(k, D, 1e4, n, ROPE_PRECISION_FLOAT,
+                      ROPE_PAIRING_HALF);
+            rotate_to(pq, D, 1e4, m, ROPE_PRECISION_FLOAT,
+                      ROPE_PAIRING_INTERLEAVED);
+            rotate_to(pk, D, 1e4, n, ROPE_PRECISION_FLOAT,
+                      ROPE_PAIRING_INTERLEAVED);
+            ck_assert_double_eq_tol(dot64(q, k, D), dot64(pq, pk, D),
+                                    1e-5);
+        }
+}
+END_TEST
+START_TEST(test_rotating_the_hidden_state_breaks_relativity)
+{
+    enum { D = 8 };
+    float Wq[D * D], Wk[D * D], x[D], y[D];
+    int id[D];
+    randfill(Wq, D * D, 5); randfill(Wk, D * D, 6);
+    randfill(x, D, 7); randfill(y, D, 8);
+    for (int j = 0; j < D; j++) id[j] = j;
+    double worst_wrong = 0, worst_right = 0;
+    for (long t = 1; t < 400; t += 37) {
+        double score[2][2];
+        for (int shifted = 0; shifted < 2; shifted++) {
+            long m = 5 + shifted * t, n = 9 + shifted * t;
+            float xr[D], yr[D], q[D], k[D];
+            memcpy(xr, x, sizeof x); memcpy(yr, y, sizeof y);
+            rotate_to(xr, D, 1e4, m, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_HALF);
+            rotate_to(yr, D, 1e4, n, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_HALF);
+            proj(Wq, xr, q, D, D, id); proj(Wk, yr, k, D, D, id);
+            score[0][shifted] = dot64(q, k, D);  /* rotated too early */
+            proj(Wq, x, q, D, D, id); proj(Wk, y, k, D, D, id);
+            rotate_to(q, D, 1e4, m, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_HALF);
+            rotate_to(k, D, 1e4, n, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_HALF);
+            score[1][shifted] = dot64(q, k, D);  /* MiniMind's place */
+        }
+        double wrong = fabs(score[0][0] - score[0][1]);
+        double right = fabs(score[1][0] - score[1][1]);
+        worst_wrong = fmax(worst_wrong, wrong);
+        worst_right = fmax(worst_right, right);
+    }
+    ck_assert_double_gt(worst_wrong, 1e-3);
+    ck_assert_double_lt(worst_right, 1e-5);
+}
+END_TEST
+START_TEST(test_start_pos_and_heads_use_the_right_rows)
+{
+    enum { D = 16, END = 300, S0 = 250, L = 7 };
+    static float c[END * D], s[END * D], c2[L * D], s2[L * D];
+    float inv[D / 2], q[2 * L * 4 * D], k[2 * L * 2 * D];
+    float q2[2 * L * 4 * D], k2[2 * L * 2 * D];
+    rope_default_inv_freq(inv, D, 1e6);
+    ck_assert_int_eq(rope_precompute_freqs_cis(c, s, D, END, 1e6,
+                         ROPE_PRECISION_FLOAT), 0);
+    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c2, s2, inv, D, S0,
+                         S0 + L, 1.0, ROPE_PRECISION_FLOAT), 0);
+    ck_assert(memcmp(c + S0 * D, c2, sizeof c2) == 0);
+    ck_assert(memcmp(s + S0 * D, s2, sizeof s2) == 0);
+    randfill(q, 2 * L * 4 * D, 9);
+    for (int tok = 0; tok < 2 * L; tok++)  /* keys = query head 0 */
+        for (int h = 0; h < 2; h++)
+            memcpy(k + (tok * 2 + h) * D, q + tok * 4 * D,
+                   D * sizeof *k);
+    memcpy(q2, q, sizeof q); memcpy(k2, k, sizeof k);
+    rope_apply_rotary_pos_emb(q, k, c, s, 2, L, 4, 2, D, S0,
+                              ROPE_PAIRING_HALF);
+    rope_apply_rotary_pos_emb(q2, k2, c2, s2, 2, L, 4, 2, D, 0,
+                              ROPE_PAIRING_HALF);
+    ck_assert(memcmp(q, q2, sizeof q) == 0);
+    ck_assert(memcmp(k, k2, sizeof k) == 0);
+    for (int tok = 0; tok < 2 * L; tok++)
+        for (int h = 0; h < 2; h++)
+            ck_assert(memcmp(k + (tok * 2 + h) * D, q + tok * 4 * D,
+                             D * sizeof *k) == 0);
+}
+END_TEST
+
+START_TEST(test_attention_factor_scales_every_entry)
+{
+    float inv[48], c1[96], s1[96], c2[96], s2[96];
+    rope_default_inv_freq(inv, 96, 1e6);
+    for (int p = 0; p < 2; p++) {
+        rope_precision prec = p ? ROPE_PRECISION_DOUBLE
+                                : ROPE_PRECISION_FLOAT;
+        rope_freqs_cis_from_inv_freq(c1, s1, inv, 96, 777, 778, 1.0,
+                                     prec);
+        rope_freqs_cis_from_inv_freq(c2, s2, inv, 96, 777, 778, 2.0,
+                                     prec);
+        for (int j = 0; j < 96; j++) {
+            ck_assert(c2[j] == 2 * c1[j]);
+            ck_assert(s2[j] == 2 * s1[j]);
+        }
+    }
+}
+END_TEST
+START_TEST(test_rotation_far_from_the_start)
+{
+    enum { D = 64 };
+    float inv[D / 2], x[D], y[D], z[D];
+    rope_default_inv_freq(inv, D, 1e4);
+    randfill(x, D, 12);
+    for (long m = 999990; m < 1000000; m += 3) {
+        memcpy(y, x, sizeof x); memcpy(z, x, sizeof x);
+        rotate_to(y, D, 1e4, m, ROPE_PRECISION_DOUBLE,
+                  ROPE_PAIRING_HALF);
+        rotate_to(z, D, 1e4, m, ROPE_PRECISION_FLOAT,
+                  ROPE_PAIRING_HALF);
+        for (int i = 0; i < D / 2; i++) {
+            double a = (double)m * inv[i], c = cos(a), s = sin(a);
+            double want0 = x[i] * c - x[i + D / 2] * s;
+            double want1 = x[i + D / 2] * c + x[i] * s;
+            ck_assert_double_eq_tol(y[i], want0, 4e-7);
+            ck_assert_double_eq_tol(y[i + D / 2], want1, 4e-7);
+            double tol = 2.0 * m * ldexp(1.0, -24);
+            ck_assert_double_eq_tol(z[i], want0, tol);
+            ck_assert_double_eq_tol(z[i + D / 2], want1, tol);
+        }
+    }
+}
+END_TEST
+START_TEST(test_bad_arguments_are_refused)
+{
+    float c[8], s[8], inv[4] = {1, 1, 1, 1};
+    ck_assert_int_ne(rope_precompute_freqs_cis(c, s, 7, 1, 1e4,
+                         ROPE_PRECISION_FLOAT), 0);
+    ck_assert_int_ne(rope_precompute_freqs_cis(c, s, 8, 1, 1.0,
+                         ROPE_PRECISION_FLOAT), 0);
+    ck_assert_int_ne(rope_precompute_freqs_cis(c, s, 8, 1, 1e300,
+                         ROPE_PRECISION_FLOAT), 0);
+    ck_assert_int_ne(rope_precompute_freqs_cis(c, s, 8, -1, 1e4,
+                         ROPE_PRECISION_FLOAT), 0);
+    ck_assert_int_ne(rope_freqs_cis_from_inv_freq(c, s, inv, 8, 5, 4,
+                         1.0, ROPE_PRECISION_FLOAT), 0);
+    ck_assert_int_ne(rope_freqs_cis_from_inv_freq(c, s, inv, 8,
+                         ROPE_MAX_POSITION, ROPE_MAX_POSITION + 1, 1.0,
+                         ROPE_PRECISION_FLOAT), 0);
+    ck_assert_int_ne(rope_freqs_cis_from_inv_freq(NULL, s, inv, 8, 0, 1,
+                         1.0, ROPE_PRECISION_FLOAT), 0);
+    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, 8, 0, 1,
+                         1.0, ROPE_PRECISION_FLOAT), 0);
+}
+END_TEST
+START_TEST(test_decay_matches_the_roformer_values)
+{
+    size_t n;
+    double *v = golden_read(GHF "roformer_decay_bound.txt", &n);
+    ck_assert_uint_eq(n % 4, 0);
+    ck_assert_uint_ge(n / 4, 50);
+    for (size_t r = 0; r < n / 4; r++) {   /* d base r A(r) */
+        double a = rope_decay_average((int)v[4 * r], v[4 * r + 1],
+                                      v[4 * r + 2]);
+        ck_assert_double_eq_tol(a, v[4 * r + 3], 1e-12 * v[4 * r + 3]);
+    }
+    free(v);
+}
+END_TEST
+
+START_TEST(test_decay_at_distance_zero)
+{
+    for (int d = 2; d <= 256; d += 2)
+        ck_assert(rope_decay_average(d, 1e4, 0.0) == (d / 2 + 1) / 2.0);
+}
+END_TEST
+START_TEST(test_summation_by_parts_and_the_bound)
+{
+    enum { D = 64, H = D / 2 };
+    float q[D], k[D], qi[D], ki[D], inv[H];
+    int perm[D];
+    randfill(q, D, 21); randfill(k, D, 22);
+    rope_pairing_permutation(perm, D);
+    rope_default_inv_freq(inv, D, 1e4);
+    for (long m = 0; m < 5000; m += 331)
+        for (long n = 0; n < 5000; n += 457) {
+            double r = (double)(m - n), hr[H + 1], hi[H + 1];
+            double sum_re = 0, abel_re = 0, sre = 0, sim = 0;
+            double max_dh = 0, sum_abs_s = 0;
+            for (int i = 0; i < H; i++) {  /* h_i = q_[i] conj(k_[i]) */
+                double q0 = q[2 * i], q1 = q[2 * i + 1];
+                double k0 = k[2 * i], k1 = k[2 * i + 1];
+                hr[i] = q0 * k0 + q1 * k1;
+                hi[i] = q1 * k0 - q0 * k1;
+            }
+            hr[H] = hi[H] = 0;
+            for (int i = 0; i < H; i++) {
+                double a = r * inv[i];
+                sum_re += hr[i] * cos(a) - hi[i] * sin(a);
+                sre += cos(a); sim += sin(a);         /* S_{i+1} */
+                double dr = hr[i + 1] - hr[i], di = hi[i + 1] - hi[i];
+                abel_re -= sre * dr - sim * di;
+                max_dh = fmax(max_dh, hypot(dr, di));
+                sum_abs_s += hypot(sre, sim);
+            }
+            memcpy(qi, q, sizeof q); memcpy(ki, k, sizeof k);
+            rotate_to(qi, D, 1e4, m, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_INTERLEAVED);
+            rotate_to(ki, D, 1e4, n, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_INTERLEAVED);
+            ck_assert_double_eq_tol(dot64(qi, ki, D), sum_re, 1e-5);
+            ck_assert_double_eq_tol(sum_re, abel_re, 1e-9);
+            ck_assert_double_le(fabs(sum_re),
+                                max_dh * sum_abs_s + 1e-9);
+        }
+}
+END_TEST
+#define NPY_GOOD "{'descr': '<f4', 'fortran_order': False, " \
+             "'shape': (2, 3), }"
+static const float npy_six[6] = {1, -2, 3.5f, 1e-30f, -0.0f, 7};
+
+START_TEST(test_npy_reads_versions_1_and_2)
+{
+    unsigned char buf[512];
+    rope_npy a;
+    size_t n = make_npy(buf, 1, NPY_GOOD, npy_six, 6);
+    ck_assert_int_eq(rope_npy_parse(buf, n, &a, NULL, 0), 0);
+    ck_assert_int_eq(a.ndim, 2);
+    ck_assert(a.shape[0] == 2 && a.shape[1] == 3 && a.count == 6);
+    ck_assert(memcmp(a.data, npy_six, sizeof npy_six) == 0);
+    rope_npy_free(&a);
+    n = make_npy(buf, 2, "{\"shape\": (6,), \"descr\": \"<f4\", "
+                 "\"fortran_order\": False}", npy_six, 6);
+    ck_assert_int_eq(rope_npy_parse(buf, n, &a, NULL, 0), 0);
+    ck_assert(a.ndim == 1 && a.shape[0] == 6);
+    rope_npy_free(&a);
+    n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, "
+                 "'shape': (), }", npy_six, 1);
+    ck_assert_int_eq(rope_npy_parse(buf, n, &a, NULL, 0), 0);
+    ck_assert(a.ndim == 0 && a.count == 1 && a.data[0] == 1.0f);
+    rope_npy_free(&a);
+}
+END_TEST
+static void expect_npy_error(const unsigned char *buf, size_t n,
+                             const char *needle)
+{
+    const char *err = npy_error(buf, n);
+    ck_assert_msg(err != NULL, "accepted a file with %s", needle);
+    ck_assert_msg(strstr(err, needle) != NULL, "'%s' lacks '%s'", err,
+                  needle);
+}
+
+START_TEST(test_npy_refuses_malformed_files)
+{
+    unsigned char buf[512];
+    size_t n = make_npy(buf, 1, NPY_GOOD, npy_six, 6);
+    buf[3] = 'X';
+    expect_npy_error(buf, n, "bad magic");
+    expect_npy_error(buf, 4, "bad magic");
+    n = make_npy(buf, 3, NPY_GOOD, npy_six, 6);
+    expect_npy_error(buf, n, "version");
+    n = make_npy(buf, 1, "{'descr': '<f8', 'fortran_order': False, "
+                 "'shape': (3,), }", npy_six, 6);
+    expect_npy_error(buf, n, "not float32");
+    n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': True, "
+                 "'shape': (2, 3), }", npy_six, 6);
+    expect_npy_error(buf, n, "Fortran");
+    n = make_npy(buf, 1, NPY_GOOD, npy_six, 5);
+    expect_npy_error(buf, n, "truncated data");
+    n = make_npy(buf, 1, NPY_GOOD, npy_six, 6);
+    expect_npy_error(buf, n + 4, "after the data");
+    expect_npy_error(buf, 40, "truncated header");
+    n = make_npy(buf, 1, "{'descr': '<f4', 'shape': (2, 3), }",
+                 npy_six, 6);
+    expect_npy_error(buf, n, "missing");
+    n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, "
+                 "'shape': (2, x), }", npy_six, 6);
+    expect_npy_error(buf, n, "shape");
+    n = make_npy(buf, 1, "['descr', '<f4']", npy_six, 6);
+    expect_npy_error(buf, n, "dictionary");
+    n = make_npy(buf, 1, "{'des\ncr': '<f4', 'fortran_order': False, "
+                 "'shape': (2, 3), }", npy_six, 6);
+    expect_npy_error(buf, n, "dictionary");
+}
+END_TEST
+START_TEST(test_npy_write_then_read_round_trip)
+{
+    char path[] = "/tmp/rope-test-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    close(fd);
+    long shape[4] = {1, 2, 3, 1};
+    rope_npy a;
+    ck_assert_int_eq(rope_npy_write(path, npy_six, 4, shape, err,
+                                    sizeof err), 0);
+    ck_assert_int_eq(rope_npy_read(path, &a, err, sizeof err), 0);
+    ck_assert_int_eq(a.ndim, 4);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(a.shape[i], shape[i]);
+    ck_assert(memcmp(a.data, npy_six, sizeof npy_six) == 0);
+    rope_npy_free(&a);
+    remove(path);
+    ck_assert_int_ne(rope_npy_read(path, &a, err, sizeof err), 0);
+    ck_assert(strstr(err, path) != NULL);
+}
+END_TEST
+
+Suite *rotary_suite(void)
+{
+    Suite *s = suite_create("rotary");
+    TCase *tc = tcase_create("rotary");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_inv_freq_and_angles_match_minimind);
+    tcase_add_test(tc, test_cos_sin_within_one_ulp_of_minimind);
+    tcase_add_test(tc, test_rotate_half_matches_minimind);
+    tcase_add_test(tc, test_apply_with_minimind_tables_is_bitwise);
+    tcase_add_test(tc, test_apply_with_own_tables_within_tolerance);
+    tcase_add_test(tc, test_cos_sin_match_hugging_face);
+    tcase_add_test(tc, test_apply_matches_hugging_face);
+    tcase_add_loop_test(tc, test_shift_invariance_double_path, 0, 40);
+    tcase_add_loop_test(tc, test_shift_invariance_float_path, 0, 40);
+    tcase_add_test(tc, test_unit_pair_gives_cosine_of_distance);
+    tcase_add_test(tc, test_transpose_product_is_relative_rotation);
+    tcase_add_test(tc, test_rotation_keeps_the_norm);
+    tcase_add_test(tc, test_rotate_half_form_is_the_pairwise_rotation);
+    tcase_add_test(tc, test_pairings_differ_by_the_permutation);
+    tcase_add_test(tc, test_permuted_weights_give_the_same_scores);
+    tcase_add_test(tc, test_rotating_the_hidden_state_breaks_relativity);
+    tcase_add_test(tc, test_start_pos_and_heads_use_the_right_rows);
+    tcase_add_test(tc, test_attention_factor_scales_every_entry);
+    tcase_add_test(tc, test_rotation_far_from_the_start);
+    tcase_add_test(tc, test_bad_arguments_are_refused);
+    tcase_add_test(tc, test_decay_matches_the_roformer_values);
+    tcase_add_test(tc, test_decay_at_distance_zero);
+    tcase_add_test(tc, test_summation_by_parts_and_the_bound);
+    tcase_add_test(tc, test_npy_reads_versions_1_and_2);
+    tcase_add_test(tc, test_npy_refuses_malformed_files);
+    tcase_add_test(tc, test_npy_write_then_read_round_trip);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,698 @@
+/* generated/test-scaling.c: checks of chapter 4 (RoPE scaling) */
+#include "rope.h"
+#include "tests.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HF_DIR "tests/golden/hf/"
+#define MM_DIR "tests/golden/minimind/"
+#define TEST_PI 3.14159265358979323846
+
+typedef struct {
+    const char *name;            /* file inv_freq_NAME.txt, and the
+                                    row NAME of attention_factors.txt */
+    rope_scaling_type type;
+    double factor;
+    long original, max_pos, seq_len;
+    int truncate;
+    double mscale, mscale_all_dim, low, high;
+} scaling_golden_case;
+
+static const scaling_golden_case scaling_golden_cases[] = {
+ /* name, type, factor, original, max_pos, seq_len, truncate,
+    mscale, mscale_all_dim, low, high */
+ {"default_theta1e4", ROPE_SCALING_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+ {"linear_f4_theta1e4", ROPE_SCALING_LINEAR, 4, 0, 0, 0, 1, 0, 0, 0, 0},
+ {"dynamic_f2_seq4096_theta1e4", ROPE_SCALING_DYNAMIC,
+  2, 0, 2048, 4096, 1, 0, 0, 0, 0},
+ {"dynamic_f2_seq4096_tensorseqlen_theta1e4", ROPE_SCALING_DYNAMIC,
+  2, 0, 2048, 4096, 1, 0, 0, 0, 0},
+ {"yarn_f16_orig2048_theta1e4", ROPE_SCALING_YARN,
+  16, 2048, 0, 0, 1, 0, 0, 0, 0},
+ {"yarn_f16_orig2048_notruncate_theta1e4", ROPE_SCALING_YARN,
+  16, 2048, 0, 0, 0, 0, 0, 0, 0},
+ {"yarn_f16_orig2048_mscale1_0.707_theta1e4", ROPE_SCALING_YARN,
+  16, 2048, 0, 0, 1, 1.0, 0.707, 0, 0},
+ {"yarn_f4_orig4096_theta1e4", ROPE_SCALING_YARN,
+  4, 4096, 0, 0, 1, 0, 0, 0, 0},
+ {"yarn_f4_orig4096_notruncate_theta1e4", ROPE_SCALING_YARN,
+  4, 4096, 0, 0, 0, 0, 0, 0, 0},
+ {"llama3_f8_theta1e4", ROPE_SCALING_LLAMA3,
+  8, 8192, 0, 0, 1, 0, 0, 1, 4},
+ {"longrope_short_theta1e4", ROPE_SCALING_LONGROPE,
+  0, 4096, 131072, 0, 1, 0, 0, 0, 0},
+ {"longrope_long_theta1e4", ROPE_SCALING_LONGROPE,
+  0, 4096, 131072, 4097, 1, 0, 0, 0, 0},
+};
+#define N_SCALING_GOLDEN_CASES \
+    ((int)(sizeof scaling_golden_cases \
+           / sizeof scaling_golden_cases[0]))
+static void scaling_golden_case_setup(const scaling_golden_case *c,
+                                      rope_scaling *s, double *lists)
+{
+    rope_scaling_defaults(s);
+    s->rope_type = c->type;
+    s->factor = c->factor;
+    s->original_max_position_embeddings = c->original;
+    s->max_position_embeddings = c->max_pos;
+    s->seq_len = c->seq_len;
+    s->truncate = c->truncate;
+    s->mscale = c->mscale;
+    s->mscale_all_dim = c->mscale_all_dim;
+    s->low_freq_factor = c->low;
+    s->high_freq_factor = c->high;
+    for (int i = 0; i < 32; i++) {
+        lists[i] = 1 + i / 32.0;
+        lists[32 + i] = 1 + i / 2.0;
+    }
+    s->short_factor = lists;
+    s->long_factor = lists + 32;
+    s->n_short_factor = s->n_long_factor = 32;
+}
+static double scaling_golden_attention_factor(const char *name)
+{
+    char line[512];
+    size_t n = strlen(name);
+    double v = NAN;
+    FILE *f = fopen(HF_DIR "attention_factors.txt", "r");
+    ck_assert_msg(f != NULL, "missing " HF_DIR "attention_factors.txt");
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, name, n) == 0 && line[n] == ' ') {
+            v = strtod(line + n, NULL);
+            break;
+        }
+    fclose(f);
+    ck_assert_msg(!isnan(v), "no attention factor for %s", name);
+    return v;
+}
+static const char *const scaling_table_cases[3] = {
+    "default_theta1e4", "yarn_f16_orig2048_theta1e4",
+    "yarn_f4_orig4096_theta1e4"};
+
+static void scaling_table_case_setup(int k, rope_scaling *s)
+{
+    rope_scaling_defaults(s);
+    if (k > 0) {
+        s->rope_type = ROPE_SCALING_YARN;
+        s->factor = k == 1 ? 16 : 4;
+        s->original_max_position_embeddings = k == 1 ? 2048 : 4096;
+    }
+}
+
+static double scaling_table_tolerance(double pos)
+{
+    return 4 * pos * ldexp(1.0, -24) + 1e-6;
+}
+static void scaling_minimind_setup(rope_scaling *s)
+{
+    rope_scaling_defaults(s);
+    s->rope_type = ROPE_SCALING_YARN;
+    s->yarn_flavor = ROPE_YARN_MINIMIND;
+}
+/* score of unit vectors of pair i (half-split layout) after rotating
+   the query at qpos with qinv and the key at kpos with kinv */
+static double scaling_pair_score(int i, const float *qinv, long qpos,
+                                 const float *kinv, long kpos)
+{
+    float q[64] = {0}, k[64] = {0}, scratch[64] = {0};
+    float c[64], sn[64];
+    double dot = 0;
+    q[i] = k[i] = 1.0f;
+    rope_freqs_cis_from_inv_freq(c, sn, qinv, 64, qpos, qpos + 1, 1.0,
+                                 ROPE_PRECISION_FLOAT);
+    rope_apply_rotary_pos_emb(q, scratch, c, sn, 1, 1, 1, 1, 64, 0,
+                              ROPE_PAIRING_HALF);
+    rope_freqs_cis_from_inv_freq(c, sn, kinv, 64, kpos, kpos + 1, 1.0,
+                                 ROPE_PRECISION_FLOAT);
+    rope_apply_rotary_pos_emb(k, scratch, c, sn, 1, 1, 1, 1, 64, 0,
+                              ROPE_PAIRING_HALF);
+    for (int j = 0; j < 64; j++)
+        dot += (double)q[j] * k[j];
+    return dot;
+}
+typedef struct {
+    rope_scaling_type type;
+    int head_dim;
+    double factor, beta_fast, beta_slow, low, high;
+    long original;
+    int n_list;
+    rope_scaling_error expect;
+} scaling_invalid_case;
+
+static const scaling_invalid_case scaling_invalid_cases[] = {
+ {ROPE_SCALING_DEFAULT, 63, 0, 0, 0, 0, 0, 0, 0,
+  ROPE_SCALING_EHEAD_DIM},
+ {ROPE_SCALING_LINEAR, 64, 0.5, 0, 0, 0, 0, 0, 0, ROPE_SCALING_EFACTOR},
+ {ROPE_SCALING_LINEAR, 64, 0, 0, 0, 0, 0, 0, 0, ROPE_SCALING_ENOFACTOR},
+ {ROPE_SCALING_DYNAMIC, 64, 2, 0, 0, 0, 0, 0, 0,
+  ROPE_SCALING_ENOLENGTH},
+ {ROPE_SCALING_YARN, 64, 16, 0, 0, 0, 0, 0, 0,
+  ROPE_SCALING_ENOORIGINAL},
+ {ROPE_SCALING_YARN, 64, 16, 1, 32, 0, 0, 2048, 0, ROPE_SCALING_EBETA},
+ {ROPE_SCALING_YARN, 64, 16, 4, 4, 0, 0, 2048, 0, ROPE_SCALING_EBETA},
+ {ROPE_SCALING_LLAMA3, 64, 8, 0, 0, 4, 1, 8192, 0, ROPE_SCALING_EFREQ},
+ {ROPE_SCALING_LLAMA3, 64, 8, 0, 0, 1, 4, 0, 0,
+  ROPE_SCALING_ENOORIGINAL},
+ {ROPE_SCALING_LONGROPE, 64, 4, 0, 0, 0, 0, 4096, 31,
+  ROPE_SCALING_ELIST},
+ {ROPE_SCALING_LONGROPE, 64, 0, 0, 0, 0, 0, 4096, 32,
+  ROPE_SCALING_ENOFACTOR},
+};
+#define N_SCALING_INVALID_CASES \
+    ((int)(sizeof scaling_invalid_cases \
+           / sizeof scaling_invalid_cases[0]))
+START_TEST(test_scaling_golden_inv_freq)
+{
+    const scaling_golden_case *c = &scaling_golden_cases[_i];
+    char path[256];
+    double lists[64], af;
+    float inv[32];
+    size_t n;
+    rope_scaling s;
+    scaling_golden_case_setup(c, &s, lists);
+    snprintf(path, sizeof path, HF_DIR "inv_freq_%s.txt", c->name);
+    double *g = golden_read_column(path, 1, &n);
+    ck_assert_int_eq((int)n, 32);
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s), 0);
+    for (int i = 0; i < 32; i++)
+        ck_assert_msg(float_ulp_diff(inv[i], (float)g[i]) <= 2,
+                      "%s: inv_freq[%d] = %.9e, HF %.9e", c->name, i,
+                      (double)inv[i], g[i]);
+    ck_assert_double_eq_tol(af,
+                            scaling_golden_attention_factor(c->name),
+                            1e-12);
+    free(g);
+}
+END_TEST
+START_TEST(test_scaling_original_falls_back_on_max)
+{
+    const scaling_golden_case *c =
+        &scaling_golden_cases[_i == 0 ? 4 : 9];
+    char path[256];
+    double lists[64], af;
+    float inv[32];
+    size_t n;
+    rope_scaling s;
+    ck_assert_int_eq(c->type, _i == 0 ? ROPE_SCALING_YARN
+                                      : ROPE_SCALING_LLAMA3);
+    scaling_golden_case_setup(c, &s, lists);
+    s.max_position_embeddings = s.original_max_position_embeddings;
+    s.original_max_position_embeddings = 0;
+    snprintf(path, sizeof path, HF_DIR "inv_freq_%s.txt", c->name);
+    double *g = golden_read_column(path, 1, &n);
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s), 0);
+    for (int i = 0; i < 32; i++)
+        ck_assert_int_le(float_ulp_diff(inv[i], (float)g[i]), 2);
+    free(g);
+}
+END_TEST
+START_TEST(test_scaling_golden_yarn_ramp)
+{
+    static const char *files[2] = {"yarn_f16_orig2048",
+                                   "yarn_f4_orig4096"};
+    static const double factors[2] = {16, 4};
+    static const long originals[2] = {2048, 4096};
+    char path[256];
+    float ramp[32];
+    size_t n;
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_YARN;
+    s.factor = factors[_i];
+    s.original_max_position_embeddings = originals[_i];
+    snprintf(path, sizeof path, HF_DIR "yarn_ramp_%s_theta1e4.txt",
+             files[_i]);
+    {
+        double fast = scaling_golden_header_value(path,
+                          "find_correction_dim(beta_fast=32) = ");
+        double slow = scaling_golden_header_value(path,
+                          "find_correction_dim(beta_slow=1) = ");
+        double lo = rope_yarn_correction_dim(32, 64, 1e4, originals[_i]);
+        double hi = rope_yarn_correction_dim(1, 64, 1e4, originals[_i]);
+        ck_assert_double_eq_tol(lo, fast, 1e-12 * fabs(fast));
+        ck_assert_double_eq_tol(hi, slow, 1e-12 * fabs(slow));
+    }
+    double *g = golden_read_column(path, 1, &n);
+    double *e = golden_read_column(path, 2, &n);
+    ck_assert_int_eq(rope_yarn_ramp(ramp, 64, 1e4, &s), 0);
+    for (int i = 0; i < 32; i++) {
+        ck_assert_float_eq(ramp[i], (float)g[i]);
+        ck_assert_float_eq(1.0f - ramp[i], (float)e[i]);
+    }
+    free(g);
+    free(e);
+}
+END_TEST
+START_TEST(test_scaling_golden_cos_sin)
+{
+    char path[256];
+    float inv[32], c[64], sn[64];
+    double af;
+    size_t n;
+    rope_scaling s;
+    scaling_table_case_setup(_i, &s);
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s), 0);
+    snprintf(path, sizeof path, HF_DIR "cos_sin_%s.txt",
+             scaling_table_cases[_i]);
+    double *pos = golden_read_column(path, 0, &n);
+    double *gc = golden_read_column(path, 3, &n);
+    double *gs = golden_read_column(path, 4, &n);
+    ck_assert_int_eq((int)n, 8 * 64);
+    for (size_t r = 0; r < n; r += 64) {
+        long t = (long)pos[r];
+        ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, sn, inv, 64, t,
+                             t + 1, af, ROPE_PRECISION_FLOAT), 0);
+        double tol = scaling_table_tolerance(t);
+        for (int j = 0; j < 64; j++) {
+            ck_assert_double_le(fabs(c[j] - gc[r + j]), tol);
+            ck_assert_double_le(fabs(sn[j] - gs[r + j]), tol);
+        }
+    }
+    free(pos);
+    free(gc);
+    free(gs);
+}
+END_TEST
+START_TEST(test_scaling_golden_apply)
+{
+    char path[256];
+    float inv[32], c[64], sn[64], q[64], k[64];
+    double af;
+    size_t n;
+    rope_scaling s;
+    scaling_table_case_setup(_i, &s);
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s), 0);
+    snprintf(path, sizeof path, HF_DIR "apply_rope_%s.txt",
+             scaling_table_cases[_i]);
+    double *pos = golden_read_column(path, 0, &n);
+    double *qin = golden_read_column(path, 2, &n);
+    double *qout = golden_read_column(path, 3, &n);
+    for (size_t r = 0; r < n; r += 64) {
+        long t = (long)pos[r];
+        ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, sn, inv, 64, t, t + 1,
+                             af, ROPE_PRECISION_FLOAT), 0);
+        for (int j = 0; j < 64; j++)
+            q[j] = k[j] = (float)qin[r + j];
+        rope_apply_rotary_pos_emb(q, k, c, sn, 1, 1, 1, 1, 64, 0,
+                                  ROPE_PAIRING_HALF);
+        for (int j = 0; j < 64; j++) {
+            ck_assert_double_le(fabs(q[j] - qout[r + j]),
+                                scaling_table_tolerance(t));
+            ck_assert_float_eq(q[j], k[j]);
+        }
+    }
+    free(pos);
+    free(qin);
+    free(qout);
+}
+END_TEST
+START_TEST(test_scaling_minimind_inv_freq_and_ramp)
+{
+    float inv[32], ramp[32];
+    double af;
+    size_t n1, n2;
+    rope_scaling s;
+    scaling_minimind_setup(&s);
+    double *gi = golden_read(MM_DIR "rope_yarn_d64_inv_freq.txt", &n1);
+    double *gr = golden_read(MM_DIR "rope_yarn_d64_ramp.txt", &n2);
+    ck_assert_int_eq((int)n1, 32);
+    ck_assert_int_eq((int)n2, 32);
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e6, &s), 0);
+    ck_assert_int_eq(rope_yarn_ramp(ramp, 64, 1e6, &s), 0);
+    for (int i = 0; i < 32; i++) {
+        ck_assert_float_eq(inv[i], (float)gi[i]);
+        ck_assert_float_eq(ramp[i], (float)gr[i]);
+    }
+    ck_assert_double_eq(af, 1.0);
+    free(gi);
+    free(gr);
+}
+END_TEST
+START_TEST(test_scaling_minimind_cos_sin)
+{
+    static const long rows[13] = {0, 1, 2, 3, 4, 5, 6, 7,
+                                  2047, 2048, 4095, 8191, 32767};
+    const char *file = _i == 0 ? MM_DIR "rope_yarn_d64_cos.txt"
+                               : MM_DIR "rope_yarn_d64_sin.txt";
+    size_t n;
+    rope_scaling s;
+    float *c = malloc(32768 * 64 * sizeof *c);
+    float *sn = malloc(32768 * 64 * sizeof *sn);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(sn);
+    scaling_minimind_setup(&s);
+    ck_assert_int_eq(rope_precompute_freqs_cis_scaled(c, sn, 64, 32768,
+                         1e6, &s, ROPE_PRECISION_FLOAT), 0);
+    double *g = golden_read(file, &n);
+    ck_assert_int_eq((int)n, 13 * 64);
+    for (int r = 0; r < 13; r++)
+        for (int j = 0; j < 64; j++) {
+            float mine = (_i == 0 ? c : sn)[rows[r] * 64 + j];
+            float ref = (float)g[r * 64 + j];
+            ck_assert_int_le(float_ulp_diff(mine, ref), 1);
+        }
+    free(g);
+    free(c);
+    free(sn);
+}
+END_TEST
+START_TEST(test_scaling_minimind_off_within_original)
+{
+    static const long ends[3] = {16, 2047, 2048};
+    long end = ends[_i];
+    size_t sz = (size_t)end * 96;
+    float *c1 = malloc(sz * sizeof *c1), *s1 = malloc(sz * sizeof *s1);
+    float *c2 = malloc(sz * sizeof *c2), *s2 = malloc(sz * sizeof *s2);
+    rope_scaling s;
+    scaling_minimind_setup(&s);
+    ck_assert_int_eq(rope_precompute_freqs_cis_scaled(c1, s1, 96, end,
+                         1e6, &s, ROPE_PRECISION_FLOAT), 0);
+    ck_assert_int_eq(rope_precompute_freqs_cis(c2, s2, 96, end, 1e6,
+                         ROPE_PRECISION_FLOAT), 0);
+    ck_assert_mem_eq(c1, c2, sz * sizeof *c1);
+    ck_assert_mem_eq(s1, s2, sz * sizeof *s1);
+    ck_assert_int_eq(rope_precompute_freqs_cis_scaled(c1, s1, 96, end,
+                         1e6, NULL, ROPE_PRECISION_FLOAT), 0);
+    ck_assert_mem_eq(c1, c2, sz * sizeof *c1);
+    free(c1); free(s1); free(c2); free(s2);
+}
+END_TEST
+START_TEST(test_scaling_ntk_aware_derivation)
+{
+    static const int dims[4] = {32, 64, 96, 128};
+    static const double bases[3] = {1e4, 5e5, 1e6};
+    static const double factors[4] = {2, 4, 16, 40};
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 3; b++)
+            for (int f = 0; f < 4; f++) {
+                int d = dims[a];
+                double base = bases[b], s = factors[f];
+                double nb = rope_ntk_aware_base(base, s, d);
+                double e = (double)(d - 2) / d;
+                double last = pow(nb, -e), last0 = pow(base, -e);
+                ck_assert_double_eq(pow(nb, 0.0), 1.0);
+                ck_assert_double_eq_tol(last * s / last0, 1.0, 1e-12);
+            }
+}
+END_TEST
+START_TEST(test_scaling_dynamic_properties)
+{
+    static const long seqs[4] = {1, 1000, 2048, 4096};
+    float inv[48], ref[48];
+    double af;
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_DYNAMIC;
+    s.factor = 4;
+    s.max_position_embeddings = 2048;
+    s.seq_len = seqs[_i];
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
+    double fac = rope_dynamic_factor(4, seqs[_i], 2048);
+    rope_default_inv_freq(ref, 96, rope_ntk_aware_base(1e6, fac, 96));
+    ck_assert_mem_eq(inv, ref, sizeof inv);
+    if (seqs[_i] <= 2048) {
+        rope_default_inv_freq(ref, 96, 1e6);
+        ck_assert_mem_eq(inv, ref, sizeof inv);
+    }
+    ck_assert_double_eq(rope_dynamic_factor(4, 4096, 2048), 5.0);
+}
+END_TEST
+START_TEST(test_scaling_dynamic_cached_keys)
+{
+    int i = 20;
+    long m = 1000, n = 3000;
+    float old_inv[32], new_inv[32];
+    double af;
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_DYNAMIC;
+    s.factor = 2;
+    s.max_position_embeddings = 2048;
+    rope_default_inv_freq(old_inv, 64, 1e4);
+    s.seq_len = n + 1;
+    ck_assert_int_eq(rope_compute_inv_freq(new_inv, &af, 64, 1e4, &s),
+                     0);
+    double fresh = scaling_pair_score(i, new_inv, n, new_inv, m);
+    double shifted = scaling_pair_score(i, new_inv, n + 500,
+                                        new_inv, m + 500);
+    double stale = scaling_pair_score(i, new_inv, n, old_inv, m);
+    double predicted = cos((double)n * new_inv[i] - (double)m * old_inv[i]);
+    ck_assert_double_eq_tol(fresh, shifted, 1e-4);
+    ck_assert_double_eq_tol(stale, predicted, 1e-4);
+    ck_assert_double_gt(fabs(stale - fresh), 1e-2);
+}
+END_TEST
+START_TEST(test_scaling_yarn_blend)
+{
+    static const int dims[4] = {32, 64, 96, 128};
+    static const double bases[3] = {1e4, 5e5, 1e6};
+    static const double factors[4] = {2, 4, 16, 40};
+    static const long lengths[3] = {1024, 2048, 8192};
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_YARN;
+    s.yarn_flavor = _i == 0 ? ROPE_YARN_HF : ROPE_YARN_MINIMIND;
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 3; b++)
+            for (int f = 0; f < 4; f++)
+                for (int l = 0; l < 3; l++) {
+                    s.factor = factors[f];
+                    s.original_max_position_embeddings = lengths[l];
+                    s.max_position_embeddings =
+                        (long)(factors[f] * (double)lengths[l]);
+                    {
+                        int d = dims[a];
+                        float inv[64], theta[64], ramp[64];
+                        double af;
+                        ck_assert_int_eq(rope_compute_inv_freq(inv, &af, d, bases[b], &s),
+                                         0);
+                        rope_default_inv_freq(theta, d, bases[b]);
+                        rope_yarn_ramp(ramp, d, bases[b], &s);
+                        for (int i = 0; i < d / 2; i++) {
+                            double g = ramp[i];
+                            double ref = theta[i] * ((1 - g) + g / s.factor);
+                            ck_assert_int_le(float_ulp_diff(inv[i], (float)ref), 2);
+                            if (g == 0 && s.yarn_flavor == ROPE_YARN_HF)
+                                ck_assert_float_eq(inv[i], theta[i]);
+                            if (g == 1)
+                                ck_assert_int_le(float_ulp_diff(inv[i],
+                                                     theta[i] / (float)s.factor), 1);
+                        }
+                    }
+                }
+}
+END_TEST
+START_TEST(test_scaling_float_complement)
+{
+    float ramp[32];
+    int differ = 0;
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_YARN;
+    s.factor = 16;
+    s.original_max_position_embeddings = 2048;
+    ck_assert_int_eq(rope_yarn_ramp(ramp, 64, 1e4, &s), 0);
+    for (int i = 0; i < 32; i++) {
+        volatile float ef = 1.0f - ramp[i];
+        differ += 1.0f - ef != ramp[i];
+    }
+    ck_assert_int_gt(differ, 0);
+}
+END_TEST
+START_TEST(test_scaling_flavour_ranges)
+{
+    static const int dims[5] = {32, 64, 80, 96, 128};
+    static const double bases[3] = {1e4, 5e5, 1e6};
+    static const double slows[2] = {1, 2};
+    rope_scaling h, m;
+    rope_scaling_defaults(&h);
+    h.rope_type = ROPE_SCALING_YARN;
+    h.factor = 16;
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 3; b++)
+            for (int k = 8; k <= 26; k++) {
+                long L = (long)ldexp(1.0, k);
+                double hl, hh, ml, mh;
+                h.beta_slow = slows[k % 2];
+                h.original_max_position_embeddings = L;
+                m = h;
+                m.yarn_flavor = ROPE_YARN_MINIMIND;
+                rope_yarn_range(&hl, &hh, dims[a], bases[b], &h);
+                rope_yarn_range(&ml, &mh, dims[a], bases[b], &m);
+                int differ = hl != ml || hh != mh;
+                int predicted = (double)L > rope_yarn_clamp_threshold(dims[a], bases[b],
+                                                                      h.beta_slow);
+                ck_assert_int_eq(differ, predicted);
+                if (bases[b] == 1e6 && L == 2048 && dims[a] >= 64 && dims[a] <= 96)
+                    ck_assert_int_eq(differ, 0);
+            }
+}
+END_TEST
+START_TEST(test_scaling_llama3_bands)
+{
+    static const int dims[2] = {64, 96};
+    static const double bases[2] = {1e4, 1e6};
+    int d = dims[_i];
+    float inv[48], theta[48];
+    double af, prev = 2.0;
+    int nmid = 0;
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_LLAMA3;
+    s.factor = 8;
+    s.low_freq_factor = 1;
+    s.high_freq_factor = 4;
+    s.original_max_position_embeddings = 8192;
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, d, bases[_i], &s),
+                     0);
+    rope_default_inv_freq(theta, d, bases[_i]);
+    for (int i = 0; i < d / 2; i++) {
+        double wl = 2 * TEST_PI / theta[i], kappa = (double)inv[i] / theta[i];
+        if (wl < 8192.0 / 4 * 0.999)
+            ck_assert_float_eq(inv[i], theta[i]);
+        else if (wl > 8192.0 * 1.001)
+            ck_assert_float_eq(inv[i], theta[i] / 8.0f);
+        else if (wl > 8192.0 / 4 * 1.001 && wl < 8192.0 * 0.999) {
+            ck_assert_float_gt(inv[i], theta[i] / 8.0f);
+            ck_assert_float_lt(inv[i], theta[i]);
+            nmid++;
+        }
+        ck_assert_double_le(kappa, prev * (1 + 1e-6));
+        prev = kappa;
+    }
+    ck_assert_int_gt(nmid, 0);
+}
+END_TEST
+START_TEST(test_scaling_longrope_switch)
+{
+    double lists[96], af;
+    float inv[48], theta[48];
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    for (int i = 0; i < 48; i++) {
+        lists[i] = 1.0 + 0.25 * i;
+        lists[48 + i] = 2.0 + 0.5 * i;
+    }
+    s.rope_type = ROPE_SCALING_LONGROPE;
+    s.original_max_position_embeddings = 2048;
+    s.max_position_embeddings = 32768;
+    s.short_factor = lists;
+    s.long_factor = lists + 48;
+    s.n_short_factor = s.n_long_factor = 48;
+    s.seq_len = 2048 + _i;
+    rope_default_inv_freq(theta, 96, 1e6);
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
+    for (int i = 0; i < 48; i++) {
+        float ref = (float)(theta[i] / lists[48 * _i + i]);
+        ck_assert_int_le(float_ulp_diff(inv[i], ref), 1);
+    }
+    ck_assert_double_eq_tol(af, sqrt(1 + log(16.0) / log(2048.0)),
+                            1e-12);
+}
+END_TEST
+START_TEST(test_scaling_attention_factors)
+{
+    static const double factors[5] = {1, 2, 4, 16, 40};
+    double s_ = factors[_i], af;
+    float inv[32];
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_YARN;
+    s.factor = s_;
+    s.original_max_position_embeddings = 4096;
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e6, &s), 0);
+    ck_assert_double_eq_tol(af, s_ <= 1 ? 1.0 : 0.1 * log(s_) + 1,
+                            1e-12);
+    s.mscale = 0.8;
+    s.mscale_all_dim = 0.5;
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e6, &s), 0);
+    double ratio = (0.08 * log(s_) + 1) / (0.05 * log(s_) + 1);
+    ck_assert_double_eq_tol(af, ratio, 1e-12);
+    s.yarn_flavor = ROPE_YARN_MINIMIND;
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e6, &s), 0);
+    ck_assert_double_eq(af, 1.0);
+}
+END_TEST
+START_TEST(test_scaling_full_turns)
+{
+    static const int dims[3] = {64, 96, 128};
+    static const double bases[2] = {1e4, 1e6};
+    float inv[64];
+    int checked = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 2; b++)
+            for (long L = 16; L <= 16777216; L *= 2) {
+                double i1 = rope_yarn_correction_dim(1, dims[a],
+                                                     bases[b], L);
+                double lim = fmin(floor(i1) + 1, dims[a] / 2);
+                if (fabs(i1 - nearbyint(i1)) < 1e-3)
+                    continue;
+                rope_default_inv_freq(inv, dims[a], bases[b]);
+                ck_assert_int_eq(rope_count_full_turns(inv, dims[a], L),
+                                 (int)fmax(lim, 0));
+                checked++;
+            }
+    ck_assert_int_gt(checked, 100);
+}
+END_TEST
+START_TEST(test_scaling_invalid)
+{
+    const scaling_invalid_case *c = &scaling_invalid_cases[_i];
+    double lists[64] = {0}, af = -1;
+    float inv[32] = {0};
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    for (int i = 0; i < 64; i++)
+        lists[i] = 1.0;
+    s.rope_type = c->type;
+    s.factor = c->factor;
+    s.beta_fast = c->beta_fast;
+    s.beta_slow = c->beta_slow;
+    s.low_freq_factor = c->low;
+    s.high_freq_factor = c->high;
+    s.original_max_position_embeddings = c->original;
+    s.short_factor = lists;
+    s.long_factor = lists + 32;
+    s.n_short_factor = s.n_long_factor = c->n_list;
+    ck_assert_int_eq(rope_scaling_check(&s, c->head_dim), c->expect);
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, c->head_dim, 1e4,
+                                           &s), c->expect);
+    ck_assert_float_eq(inv[0], 0.0f);
+    ck_assert_double_eq(af, -1.0);
+    ck_assert_str_ne(rope_scaling_strerror(c->expect), "unknown error");
+}
+END_TEST
+
+Suite *scaling_suite(void)
+{
+    Suite *suite = suite_create("scaling");
+    TCase *tc = tcase_create("scaling");
+    tcase_set_timeout(tc, 30);
+    tcase_add_loop_test(tc, test_scaling_golden_inv_freq, 0,
+                        N_SCALING_GOLDEN_CASES);
+    tcase_add_loop_test(tc, test_scaling_original_falls_back_on_max, 0, 2);
+    tcase_add_loop_test(tc, test_scaling_golden_yarn_ramp, 0, 2);
+    tcase_add_loop_test(tc, test_scaling_golden_cos_sin, 0, 3);
+    tcase_add_loop_test(tc, test_scaling_golden_apply, 0, 3);
+    tcase_add_test(tc, test_scaling_minimind_inv_freq_and_ramp);
+    tcase_add_loop_test(tc, test_scaling_minimind_cos_sin, 0, 2);
+    tcase_add_loop_test(tc, test_scaling_minimind_off_within_original,
+                        0, 3);
+    tcase_add_test(tc, test_scaling_ntk_aware_derivation);
+    tcase_add_loop_test(tc, test_scaling_dynamic_properties, 0, 4);
+    tcase_add_test(tc, test_scaling_dynamic_cached_keys);
+    tcase_add_loop_test(tc, test_scaling_yarn_blend, 0, 2);
+    tcase_add_test(tc, test_scaling_float_complement);
+    tcase_add_test(tc, test_scaling_flavour_ranges);
+    tcase_add_loop_test(tc, test_scaling_llama3_bands, 0, 2);
+    tcase_add_loop_test(tc, test_scaling_longrope_switch, 0, 2);
+    tcase_add_loop_test(tc, test_scaling_attention_factors, 0, 5);
+    tcase_add_test(tc, test_scaling_full_turns);
+    tcase_add_loop_test(tc, test_scaling_invalid, 0,
+                        N_SCALING_INVALID_CASES);
+    suite_add_tcase(suite, tc);
+    return suite;
+}

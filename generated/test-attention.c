@@ -235,18 +235,35 @@ END_TEST
 START_TEST(test_attention_scaled_table)
 {
     enum { N = 300, H = 8, HKV = 2, D = 64 };
-    float inv[D / 2];
     att_problem a;
     att_make(&a, N, N, H, HKV, D, 0, 31);
-    rope_default_inv_freq(inv, D, 1e6);
-    for (int i = 0; i < D / 2; i++) inv[i] /= 4;
-    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(a.cos, a.sin, inv,
-        D, 0, N, 1.2, ROPE_PRECISION_FLOAT), 0);
     float *ref = malloc(sizeof(float) * a.nq);
     float *out = malloc(sizeof(float) * a.nq);
-    ck_assert_int_eq(rope_attention_naive(ref, a.q, a.k, a.v, &a.p), 0);
-    ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
-    ck_assert_double_le(att_maxdiff(ref, out, a.nq), ATT_TOL);
+    for (int t = 0; t < 2; t++) {
+        if (t == 0) {
+            float inv[D / 2];
+            rope_default_inv_freq(inv, D, 1e6);
+            for (int i = 0; i < D / 2; i++) inv[i] /= 4;
+            ck_assert_int_eq(rope_freqs_cis_from_inv_freq(a.cos, a.sin, inv, D,
+                0, N, 1.2, ROPE_PRECISION_FLOAT), 0);
+        } else {
+            rope_scaling sc;
+            rope_scaling_defaults(&sc);
+            sc.rope_type = ROPE_SCALING_YARN;
+            sc.yarn_flavor = ROPE_YARN_MINIMIND;
+            sc.factor = 16;
+            sc.original_max_position_embeddings = 2048;
+            sc.beta_fast = 32;
+            sc.beta_slow = 1;
+            sc.attention_factor = 1.0;
+            ck_assert_int_eq(rope_precompute_freqs_cis_scaled(a.cos, a.sin, D, N,
+                1e6, &sc, ROPE_PRECISION_FLOAT), 0);
+        }
+        ck_assert_int_eq(rope_attention_naive(ref, a.q, a.k, a.v, &a.p),
+                         0);
+        ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
+        ck_assert_double_le(att_maxdiff(ref, out, a.nq), ATT_TOL);
+    }
     free(ref); free(out); att_free(&a);
 }
 END_TEST

@@ -114,11 +114,11 @@ static int bench_memory(double *peak_mib, double *data_mib,
     for (int i = 0; i < 6; i++) free(b[i]);
     return e;
 }
-static double bd_pct(const bench_row *r, double p1, double p2)
+static double att_book_pct(const bench_row *r, double p1, double p2)
 {
     return 100 * r->gflop / r->med / (r->threads == 1 ? p1 : p2);
 }
-static double bd_kernel_error(int n, int d, rope_simd s)
+static double att_book_kernel_error(int n, int d, rope_simd s)
 {
     bench_row r = {.n = n, .kv = n + 19, .d = d, .threads = 1,
                    .causal = 1, .reps = 1};
@@ -140,7 +140,7 @@ static double bd_kernel_error(int n, int d, rope_simd s)
     free(ref);
     return m;
 }
-static double bd_exp2_error(void)
+static double att_book_exp2_error(void)
 {
     enum { N = 126 * 1024 + 1 };
     static float x[N], y[N];
@@ -226,7 +226,8 @@ int bookdata_attention(const char *dir)
                 "%.0f & %s & %.2f & %.1f & %.1f \\\\\n",
                 r->n == 1 ? "decode " : "", r->n == 1 ? r->kv : r->n,
                 r->d, r->threads, nv, 1e3 * r->med, 1e3 * r->min,
-                1e3 * r->max, r->gflop / r->med, bd_pct(r, peak1, peak2),
+                1e3 * r->max, r->gflop / r->med,
+                att_book_pct(r, peak1, peak2),
                 sp, r->threads == 2 ? r[-1].med / r->med : 1.0,
                 100 * r->rope_share, r->work_mib);
     }
@@ -254,8 +255,8 @@ int bookdata_attention(const char *dir)
     bd_close(pt);
     double best = 0;
     for (int i = 4; i < 12; i += 2)
-        best = bd_pct(&rows[i], peak1, peak2) > best
-               ? bd_pct(&rows[i], peak1, peak2) : best;
+        best = att_book_pct(&rows[i], peak1, peak2) > best
+               ? att_book_pct(&rows[i], peak1, peak2) : best;
     bd_def(f, "attention-best-pct", "%.0f", best);
     for (int j = 0; j < 2; j++) {
         const bench_row *a = &rows[4 + 2 * j], *b = &rows[8 + 2 * j];
@@ -263,9 +264,9 @@ int bookdata_attention(const char *dir)
         char key[64];
         int d = ds[j];
         snprintf(key, sizeof key, "attention-pct-1024-%d", d);
-        bd_def(f, key, "%.0f", bd_pct(a, peak1, peak2));
+        bd_def(f, key, "%.0f", att_book_pct(a, peak1, peak2));
         snprintf(key, sizeof key, "attention-pct-4096-%d", d);
-        bd_def(f, key, "%.0f", bd_pct(b, peak1, peak2));
+        bd_def(f, key, "%.0f", att_book_pct(b, peak1, peak2));
         snprintf(key, sizeof key, "attention-speedup-1024-%d", d);
         bd_def(f, key, "%.0f", a->naive / a->med);
         snprintf(key, sizeof key, "attention-scaling-4096-%d", d);
@@ -281,11 +282,12 @@ int bookdata_attention(const char *dir)
     for (int j = 0; j < 3; j++)
         for (int s = ROPE_SIMD_SCALAR; s <= ROPE_SIMD_AVX512; s++) {
             if (!rope_simd_available((rope_simd)s)) continue;
-            double e = bd_kernel_error(1000, 64 + 32 * j, (rope_simd)s);
+            double e = att_book_kernel_error(1000, 64 + 32 * j,
+                                             (rope_simd)s);
             if (e < 0) return 1;
             maxerr = e > maxerr ? e : maxerr;
         }
-    exp_err = bd_exp2_error();
+    exp_err = att_book_exp2_error();
     bd_def(f, "attention-test-maxerr", "$%.1f\\times 10^{%d}$",
            maxerr / pow(10, floor(log10(maxerr))),
            (int)floor(log10(maxerr)));

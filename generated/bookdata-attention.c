@@ -296,11 +296,11 @@ int bookdata_attention(const char *dir)
            (int)floor(log10(exp_err)));
     bd_def(f, "attention-exp2-ulps", "%.1f", exp_err / ldexp(1.0, -24));
     double taylor = pow(0.5 * log(2.0), 8) / 40320 * sqrt(2.0);
-    bd_def(f, "attention-exp2-taylor", "$%.1f\\times 10^{%d}$",
+    bd_def(f, "attention-exp2-taylor", "%.1f\\times 10^{%d}",
            taylor / pow(10, floor(log10(taylor))),
            (int)floor(log10(taylor)));
     taylor *= sqrt(2.0);                 /* relative to 2^f >= 2^-1/2 */
-    bd_def(f, "attention-exp2-taylor-rel", "$%.1f\\times 10^{%d}$",
+    bd_def(f, "attention-exp2-taylor-rel", "%.1f\\times 10^{%d}",
            taylor / pow(10, floor(log10(taylor))),
            (int)floor(log10(taylor)));
     bd_close(f);

@@ -728,9 +728,10 @@ static void att_do_item(att_job *J, att_ws *w, long it)
         long bg = it / J->nsplit;
         int t0 = (int)(it % J->nsplit) * J->tiles_per_split;
         int t1 = t0 + J->tiles_per_split;
+        t1 = t1 < J->ntk ? t1 : J->ntk;
+        for (int t = t0; t < t1; t++) att_pack_tile(J, bg, t, w->tmp);
         att_load_q(J, w, bg, 0, p->seq_len);
-        att_run_tiles(J, w, bg, 0, p->seq_len, t0,
-                      t1 < J->ntk ? t1 : J->ntk);
+        att_run_tiles(J, w, bg, 0, p->seq_len, t0, t1);
         att_store_partial(J, w, it);
     }
 }
@@ -832,7 +833,6 @@ int rope_attention(float *out, const float *q, const float *k,
     J.kpack = att_alloc(sizeof(float) * pack);
     J.vpack = att_alloc(sizeof(float) * pack);
     if (J.kpack && J.vpack) {
-        att_run_pass(&J, 0, bg * J.ntk, nt);
         if (J.nqb == 1 && J.ntk > 1 && !atomic_load(&J.fail)) {
             J.tiles_per_split = (J.ntk + ATT_SPLIT_MAX - 1) / ATT_SPLIT_MAX;
             if (J.tiles_per_split < 4) J.tiles_per_split = 4;
@@ -847,6 +847,7 @@ int rope_attention(float *out, const float *q, const float *k,
             }
             free(J.part);
         } else if (!atomic_load(&J.fail)) {
+            att_run_pass(&J, 0, bg * J.ntk, nt);
             att_run_pass(&J, 1, bg * J.nqb, nt);
         }
     } else {

@@ -423,7 +423,7 @@ END_TEST
 START_TEST(test_scaling_dynamic_cached_keys)
 {
     int i = 20;
-    long m = 1000, n = 3000;
+    long qpos = 3000, kpos = 1000;
     float old_inv[32], new_inv[32];
     double af;
     rope_scaling s;
@@ -432,14 +432,15 @@ START_TEST(test_scaling_dynamic_cached_keys)
     s.factor = 2;
     s.max_position_embeddings = 2048;
     rope_default_inv_freq(old_inv, 64, 1e4);
-    s.seq_len = n + 1;
+    s.seq_len = qpos + 1;
     ck_assert_int_eq(rope_compute_inv_freq(new_inv, &af, 64, 1e4, &s),
                      0);
-    double fresh = scaling_pair_score(i, new_inv, n, new_inv, m);
-    double shifted = scaling_pair_score(i, new_inv, n + 500,
-                                        new_inv, m + 500);
-    double stale = scaling_pair_score(i, new_inv, n, old_inv, m);
-    double predicted = cos((double)n * new_inv[i] - (double)m * old_inv[i]);
+    double fresh = scaling_pair_score(i, new_inv, qpos, new_inv, kpos);
+    double shifted = scaling_pair_score(i, new_inv, qpos + 500,
+                                        new_inv, kpos + 500);
+    double stale = scaling_pair_score(i, new_inv, qpos, old_inv, kpos);
+    double predicted = cos((double)qpos * new_inv[i]
+                           - (double)kpos * old_inv[i]);
     ck_assert_double_eq_tol(fresh, shifted, 1e-4);
     ck_assert_double_eq_tol(stale, predicted, 1e-4);
     ck_assert_double_gt(fabs(stale - fresh), 1e-2);
@@ -465,21 +466,21 @@ START_TEST(test_scaling_yarn_blend)
                         (long)(factors[f] * (double)lengths[l]);
                     {
                         int d = dims[a];
-                        float inv[64], theta[64], ramp[64];
+                        float inv[64], omega[64], ramp[64];
                         double af;
                         ck_assert_int_eq(rope_compute_inv_freq(inv, &af, d, bases[b], &s),
                                          0);
-                        rope_default_inv_freq(theta, d, bases[b]);
+                        rope_default_inv_freq(omega, d, bases[b]);
                         rope_yarn_ramp(ramp, d, bases[b], &s);
                         for (int i = 0; i < d / 2; i++) {
                             double g = ramp[i];
-                            double ref = theta[i] * ((1 - g) + g / s.factor);
+                            double ref = omega[i] * ((1 - g) + g / s.factor);
                             ck_assert_int_le(float_ulp_diff(inv[i], (float)ref), 2);
                             if (g == 0 && s.yarn_flavor == ROPE_YARN_HF)
-                                ck_assert_float_eq(inv[i], theta[i]);
+                                ck_assert_float_eq(inv[i], omega[i]);
                             if (g == 1)
                                 ck_assert_int_le(float_ulp_diff(inv[i],
-                                                     theta[i] / (float)s.factor), 1);
+                                                     omega[i] / (float)s.factor), 1);
                         }
                     }
                 }
@@ -536,7 +537,7 @@ START_TEST(test_scaling_llama3_bands)
     static const int dims[2] = {64, 96};
     static const double bases[2] = {1e4, 1e6};
     int d = dims[_i];
-    float inv[48], theta[48];
+    float inv[48], omega[48];
     double af, prev = 2.0;
     int nmid = 0;
     rope_scaling s;
@@ -548,16 +549,16 @@ START_TEST(test_scaling_llama3_bands)
     s.original_max_position_embeddings = 8192;
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, d, bases[_i], &s),
                      0);
-    rope_default_inv_freq(theta, d, bases[_i]);
+    rope_default_inv_freq(omega, d, bases[_i]);
     for (int i = 0; i < d / 2; i++) {
-        double wl = 2 * TEST_PI / theta[i], kappa = (double)inv[i] / theta[i];
+        double wl = 2 * TEST_PI / omega[i], kappa = (double)inv[i] / omega[i];
         if (wl < 8192.0 / 4 * 0.999)
-            ck_assert_float_eq(inv[i], theta[i]);
+            ck_assert_float_eq(inv[i], omega[i]);
         else if (wl > 8192.0 * 1.001)
-            ck_assert_float_eq(inv[i], theta[i] / 8.0f);
+            ck_assert_float_eq(inv[i], omega[i] / 8.0f);
         else if (wl > 8192.0 / 4 * 1.001 && wl < 8192.0 * 0.999) {
-            ck_assert_float_gt(inv[i], theta[i] / 8.0f);
-            ck_assert_float_lt(inv[i], theta[i]);
+            ck_assert_float_gt(inv[i], omega[i] / 8.0f);
+            ck_assert_float_lt(inv[i], omega[i]);
             nmid++;
         }
         ck_assert_double_le(kappa, prev * (1 + 1e-6));
@@ -569,7 +570,7 @@ END_TEST
 START_TEST(test_scaling_longrope_switch)
 {
     double lists[96], af;
-    float inv[48], theta[48];
+    float inv[48], omega[48];
     rope_scaling s;
     rope_scaling_defaults(&s);
     for (int i = 0; i < 48; i++) {
@@ -583,10 +584,10 @@ START_TEST(test_scaling_longrope_switch)
     s.long_factor = lists + 48;
     s.n_short_factor = s.n_long_factor = 48;
     s.seq_len = 2048 + _i;
-    rope_default_inv_freq(theta, 96, 1e6);
+    rope_default_inv_freq(omega, 96, 1e6);
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
     for (int i = 0; i < 48; i++) {
-        float ref = (float)(theta[i] / lists[48 * _i + i]);
+        float ref = (float)(omega[i] / lists[48 * _i + i]);
         ck_assert_int_le(float_ulp_diff(inv[i], ref), 1);
     }
     ck_assert_double_eq_tol(af, sqrt(1 + log(16.0) / log(2048.0)),

@@ -876,7 +876,7 @@ START_TEST(test_scaling_cli_minimind)
         " --yarn-flavor minimind --factor 16"
         " --original-max-position-embeddings 2048 --beta-fast 32"
         " --beta-slow 1 --attention-factor 1"
-        " --max-position-embeddings 32768"};
+        " --max-position-embeddings 32768 --precision float"};
     static const char *const what[2] = {"inv_freq", "ramp"};
     static const char *const files[2] = {
         MM_DIR "rope_yarn_d64_inv_freq.txt",

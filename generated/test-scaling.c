@@ -909,6 +909,25 @@ START_TEST(test_scaling_cli_minimind)
     }
 }
 END_TEST
+START_TEST(test_scaling_cli_minimind_table_length)
+{
+    const char *mm = "freqs --head-dim 96 --scaling yarn"
+                     " --yarn-flavor minimind --print inv_freq"
+                     " --max-position-embeddings ";
+    char args[256];
+    cli_result plain = cli_run("freqs --head-dim 96 --print inv_freq");
+    ck_assert_int_eq(plain.status, 0);
+    snprintf(args, sizeof args, "%s%d", mm, 2048 + _i);
+    cli_result r = cli_run(args);
+    ck_assert_int_eq(r.status, 0);
+    if (_i == 0)
+        ck_assert_str_eq(r.out, plain.out);
+    else
+        ck_assert_str_ne(r.out, plain.out);
+    cli_result_free(&r);
+    cli_result_free(&plain);
+}
+END_TEST
 START_TEST(test_scaling_cli_rejects_bad_calls)
 {
     const scaling_cli_bad_call *b = &scaling_cli_bad_calls[_i];
@@ -968,6 +987,7 @@ Suite *scaling_suite(void)
                         N_SCALING_GOLDEN_CASES);
     tcase_add_loop_test(tc, test_scaling_cli_yarn_tables, 0, 2);
     tcase_add_loop_test(tc, test_scaling_cli_minimind, 0, 2);
+    tcase_add_loop_test(tc, test_scaling_cli_minimind_table_length, 0, 2);
     tcase_add_loop_test(tc, test_scaling_cli_rejects_bad_calls, 0,
                         N_SCALING_CLI_BAD_CALLS);
     suite_add_tcase(suite, tc);

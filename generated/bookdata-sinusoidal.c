@@ -5,20 +5,31 @@
 #include <stdlib.h>
 #include "bookdata.h"
 
+static const char *pe_tex_sci(char *buf, size_t size, double v,
+                              int digits)
+{
+    int e = v == 0.0 ? 0 : (int)floor(log10(fabs(v)));
+    double mant = v / pow(10.0, e);
+    if (fabs(mant) >= 10.0 - 0.5 * pow(10.0, 1 - digits)) {
+        mant /= 10.0;
+        e++;
+    }
+    if (e == 0)
+        snprintf(buf, size, "\\ensuremath{%.*f}", digits - 1, mant);
+    else
+        snprintf(buf, size, "\\ensuremath{%.*f\\times 10^{%d}}",
+                 digits - 1, mant, e);
+    return buf;
+}
 static const char *pe_tex_num(char *buf, size_t size, double v,
                               int digits)
 {
-    if (v != 0.0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6)) {
-        int e = (int)floor(log10(fabs(v)));
-        double mant = v / pow(10.0, e);
-        if (fabs(mant) >= 9.95) { mant /= 10.0; e++; }
-        snprintf(buf, size, "\\ensuremath{%.*f\\times 10^{%d}}",
-                 digits - 1, mant, e);
-    } else if (fabs(v) >= pow(10.0, digits)) {
+    if (v != 0.0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6))
+        return pe_tex_sci(buf, size, v, digits);
+    if (fabs(v) >= pow(10.0, digits) - 0.5)
         snprintf(buf, size, "\\ensuremath{%.0f}", v);
-    } else {
+    else
         snprintf(buf, size, "\\ensuremath{%.*g}", digits, v);
-    }
     return buf;
 }
 static int pe_write_heatmap(const char *dir, FILE *num)
@@ -94,17 +105,17 @@ static int pe_write_bands(const char *dir, FILE *num)
     bd_close(f);
     FILE *t = bd_open(dir, "sinusoidal-bands.tex");
     fputs("\\begin{tabular}{rrrrr}\n\\toprule\n$i$ & $\\omega_i$ & "
-          "$\\lambda_i$ & $h_i$ & $2\\sin(\\omega_i/2)$ \\\\\n"
+          "$\\lambda_i$ & $\\lambda_i/2$ & $2\\sin(\\omega_i/2)$ \\\\\n"
           "\\midrule\n", t);
     for (int i = 0; i < D / 2; i++) {
         if (i % EVERY != 0 && i != D / 2 - 1)
             continue;
         double w = rope_pe_omega(i, D, 1e4);
         fprintf(t, "%d & %s & %s & %s & %s \\\\\n", i,
-                pe_tex_num(b1, sizeof b1, w, 3),
+                pe_tex_sci(b1, sizeof b1, w, 3),
                 pe_tex_num(b2, sizeof b2, rope_pe_wavelength(i, D, 1e4), 3),
                 pe_tex_num(b3, sizeof b3, rope_pe_half_turn(i, D, 1e4), 3),
-                pe_tex_num(b4, sizeof b4, 2.0 * sin(w / 2.0), 3));
+                pe_tex_sci(b4, sizeof b4, 2.0 * sin(w / 2.0), 3));
     }
     fputs("\\bottomrule\n\\end{tabular}\n", t);
     bd_close(t);
@@ -183,6 +194,26 @@ static int pe_write_rotation_accuracy(FILE *num)
     bd_def(num, "sinusoidal-rot-maxerr", "%s",
            pe_tex_num(buf, sizeof buf, worst, 2));
     bd_def(num, "sinusoidal-rot-ratio", "%.2f", ratio);
+    long lo[2] = {pe_grid_t[0], pe_grid_k[0]}, hi[2] = {lo[0], lo[1]};
+    for (size_t a = 0; a < N_PE_GRID_T; a++) {
+        lo[0] = pe_grid_t[a] < lo[0] ? pe_grid_t[a] : lo[0];
+        hi[0] = pe_grid_t[a] > hi[0] ? pe_grid_t[a] : hi[0];
+    }
+    for (size_t g = 0; g < N_PE_GRID_K; g++) {
+        lo[1] = pe_grid_k[g] < lo[1] ? pe_grid_k[g] : lo[1];
+        hi[1] = pe_grid_k[g] > hi[1] ? pe_grid_k[g] : hi[1];
+    }
+    bd_def(num, "sinusoidal-grid-d", "%d", D);
+    bd_def(num, "sinusoidal-grid-nt", "%zu", N_PE_GRID_T);
+    bd_def(num, "sinusoidal-grid-nk", "%zu", N_PE_GRID_K);
+    bd_def(num, "sinusoidal-grid-tmin", "%s",
+           pe_tex_num(buf, sizeof buf, (double)lo[0], 1));
+    bd_def(num, "sinusoidal-grid-tmax", "%s",
+           pe_tex_num(buf, sizeof buf, (double)hi[0], 1));
+    bd_def(num, "sinusoidal-grid-kmin", "%s",
+           pe_tex_num(buf, sizeof buf, (double)lo[1], 1));
+    bd_def(num, "sinusoidal-grid-kmax", "%s",
+           pe_tex_num(buf, sizeof buf, (double)hi[1], 1));
     return 0;
 }
 
@@ -263,19 +294,19 @@ static int pe_write_records(const char *dir, FILE *num)
     bd_close(t);
     bd_def(num, "sinusoidal-records-kmax", "%d", KMAX);
     bd_def(num, "sinusoidal-records-first", "%.1f", first);
-    static const double eps[3] = {0.05, 0.01, 1e-3};
+    static const double tols[3] = {0.05, 0.01, 1e-3};
     static const char *const names[3] = {"a", "b", "c"};
     char key[64];
     for (int e = 0; e < 3; e++)
         for (long k = 1; k <= 100000; k++) {
             double r = round((double)k / (2.0 * ROPE_PE_PI));
             double delta = fabs((double)k - 2.0 * ROPE_PE_PI * r);
-            if (r < 1.0 || delta > eps[e])
+            if (r < 1.0 || delta > tols[e])
                 continue;
             snprintf(key, sizeof key, "sinusoidal-rec-%s", names[e]);
             bd_def(num, key, "%ld", k);
-            snprintf(key, sizeof key, "sinusoidal-rec-%s-eps", names[e]);
-            bd_def(num, key, "%s", pe_tex_num(b1, sizeof b1, eps[e], 1));
+            snprintf(key, sizeof key, "sinusoidal-rec-%s-tol", names[e]);
+            bd_def(num, key, "%s", pe_tex_num(b1, sizeof b1, tols[e], 1));
             snprintf(key, sizeof key, "sinusoidal-rec-%s-delta", names[e]);
             bd_def(num, key, "%s", pe_tex_num(b1, sizeof b1, delta, 1));
             break;

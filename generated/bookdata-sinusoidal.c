@@ -272,12 +272,49 @@ static int pe_write_terms(FILE *num)
     bd_def(num, "sinusoidal-terms-seed", "%d", ROPE_BOOK_SEED);
     return 0;
 }
+static int pe_write_convergents(FILE *num, const long *rec, int nrec,
+                                long kmax)
+{
+    enum { TERMS = 8 };
+    char cf[128], conv[256];
+    double x = 1.0 / (2.0 * ROPE_PE_PI);
+    long double xl = 1.0L / (2.0L * 3.141592653589793238462643383L);
+    long p2 = 0, q2 = 1, p1 = 1, q1 = 0;   /* p/q at j-2 and j-1 */
+    int ncf = 0, nconv = 0, matched = 0, ok = 1;
+    for (int j = 0; j < TERMS; j++) {
+        long a = (long)floor(x), p = a * p1 + p2, q = a * q1 + q2;
+        ok = ok && a == (long)floorl(xl);
+        ncf += snprintf(cf + ncf, sizeof cf - (size_t)ncf,
+                        j == 0 ? "%ld;" : j == 1 ? " %ld" : ", %ld", a);
+        if (j >= 1 && q <= kmax) {
+            nconv += snprintf(conv + nconv, sizeof conv - (size_t)nconv,
+                              "%s$%ld/%ld$", j == 1 ? "" : ", ", p, q);
+            if (nrec > 0 && q >= rec[0]) {
+                ok = ok && matched < nrec && rec[matched] == q;
+                matched++;
+            }
+        }
+        p2 = p1; q2 = q1; p1 = p; q1 = q;
+        x = 1.0 / (x - (double)a);
+        xl = 1.0L / (xl - (long double)a);
+    }
+    bd_def(num, "sinusoidal-cf", "%s", cf);
+    bd_def(num, "sinusoidal-convergents", "%s", conv);
+    if (ok && matched == nrec)
+        return 0;
+    fprintf(stderr, "bookdata: the records of pair 0 are not the "
+                    "convergent denominators of 1/(2 pi)\n");
+    return 1;
+}
+
 static int pe_write_records(const char *dir, FILE *num)
 {
-    enum { KMAX = 1000 };
+    enum { KMAX = 1000, MAXREC = 32 };
     const double first = 0.5;   /* radians: a near repeat at all */
     char b1[64];
     double best = first;
+    long rec[MAXREC];
+    int nrec = 0;
     FILE *t = bd_open(dir, "sinusoidal-records.tex");
     fputs("\\begin{tabular}{rrr}\n\\toprule\noffset $k$ & turns $r$ & "
           "$\\delta(k) = |k - 2\\pi r|$ \\\\\n\\midrule\n", t);
@@ -287,6 +324,8 @@ static int pe_write_records(const char *dir, FILE *num)
         if (r < 1.0 || delta >= best)
             continue;
         best = delta;
+        if (nrec < MAXREC)
+            rec[nrec++] = k;
         fprintf(t, "%ld & %.0f & %s \\\\\n", k, r,
                 pe_tex_num(b1, sizeof b1, delta, 2));
     }
@@ -311,7 +350,7 @@ static int pe_write_records(const char *dir, FILE *num)
             bd_def(num, key, "%s", pe_tex_num(b1, sizeof b1, delta, 1));
             break;
         }
-    return 0;
+    return pe_write_convergents(num, rec, nrec, KMAX);
 }
 
 int bookdata_sinusoidal(const char *dir)

@@ -163,6 +163,7 @@ static int pe_write_float_accuracy(FILE *num)
         }
     free(pf); free(pd);
     bd_def(num, "sinusoidal-float-len", "%d", L);
+    bd_def(num, "sinusoidal-float-entries", "%ld", (long)L * D);
     bd_def(num, "sinusoidal-float-maxdiff", "%s",
            pe_tex_num(buf, sizeof buf, worst, 2));
     bd_def(num, "sinusoidal-float-argmax", "%ld", at);

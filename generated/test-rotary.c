@@ -997,6 +997,7 @@ static const char *const cli_bad_calls[][2] = {
     {"apply --q DIR/q3d.npy --k DIR/k.npy" APPLY_OUT, "must be [batch"},
     {"apply --q DIR/q7.npy --k DIR/k7.npy" APPLY_OUT, "--head-dim"},
     {"apply --q DIR/none.npy --k DIR/k.npy" APPLY_OUT, "none.npy"},
+    {APPLY_QK " --out-q DIR/no/oq.npy --out-k DIR/ok.npy", "no/oq.npy"},
 };
 #define N_CLI_BAD_CALLS (sizeof cli_bad_calls / sizeof cli_bad_calls[0])
 static void expand_dir(char *out, size_t len, const char *call,

@@ -40,7 +40,7 @@ int cli_rope_parse_option(cli_rope_options *o, int argc, char **argv,
         if ((rc = cli_need_value(argc, argv, *i)) != 0)
             return rc;
         const char *value = argv[++*i];
-        int pairing = flag[3] == 'a';
+        int pairing = strcmp(flag, "--pairing") == 0;
         const char *first = pairing ? "half" : "float";
         const char *second = pairing ? "interleaved" : "double";
         if (strcmp(value, first) != 0 && strcmp(value, second) != 0)

@@ -234,7 +234,7 @@ static int npy_dict(npy_cursor *c, rope_npy *a, char *err,
                 return npy_fail(err, errlen, "header: bad 'descr'");
             if (strcmp(value, "<f4") != 0)
                 return npy_fail(err, errlen, "dtype '%s' is not float32 "
-                                "('<f4')", value);
+                                "('<f4', little-endian)", value);
             seen |= 1;
         } else if (strcmp(key, "fortran_order") == 0) {
             if (npy_word(c, "True"))

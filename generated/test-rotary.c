@@ -773,6 +773,9 @@ START_TEST(test_npy_refuses_malformed_files)
     n = make_npy(buf, 1, "{'descr': '<f8', 'fortran_order': False, "
                  "'shape': (3,), }", npy_six, 6);
     expect_npy_error(buf, n, "not float32");
+    n = make_npy(buf, 1, "{'descr': '>f4', 'fortran_order': False, "
+                 "'shape': (2, 3), }", npy_six, 6);
+    expect_npy_error(buf, n, "little-endian");
     n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': True, "
                  "'shape': (2, 3), }", npy_six, 6);
     expect_npy_error(buf, n, "Fortran");

@@ -9,7 +9,7 @@ enum { MM_D = 96, MM_L = 2048, MM_M = 32768, MM_S = 16 };
 static const double MM_BASE = 1e6;
 enum { ALL_D = 64, ALL_L = 2048, ALL_S = 16 };
 static const double ALL_BASE = 1e4;
-enum { PIT_D = 64, PIT_M = 1000, PIT_N = 3000, PIT_L = 2048 };
+enum { PIT_D = 64, PIT_KEY = 1000, PIT_QUERY = 3000, PIT_L = 2048 };
 enum { PIT_I = 20 };
 static const double PIT_S = 2, PIT_BASE = 1e4;
 enum { WIDE_D = 64, WIDE_L = 65536 };
@@ -121,21 +121,21 @@ static void write_pitfall(FILE *f)
     s.rope_type = ROPE_SCALING_DYNAMIC;
     s.factor = PIT_S;
     s.max_position_embeddings = PIT_L;
-    s.seq_len = PIT_N + 1;
+    s.seq_len = PIT_QUERY + 1;
     rope_default_inv_freq(old_inv, PIT_D, PIT_BASE);
     rope_compute_inv_freq(new_inv, &af, PIT_D, PIT_BASE, &s);
     for (int i = 0; i < PIT_D / 2; i++)
         worst = fmax(worst,
-                     PIT_M * fabs((double)new_inv[i] - old_inv[i]));
-    double fresh = cos((double)(PIT_N - PIT_M) * new_inv[PIT_I]);
-    double stale = cos((double)PIT_N * new_inv[PIT_I]
-                       - (double)PIT_M * old_inv[PIT_I]);
+                     PIT_KEY * fabs((double)new_inv[i] - old_inv[i]));
+    double fresh = cos((double)(PIT_QUERY - PIT_KEY) * new_inv[PIT_I]);
+    double stale = cos((double)PIT_QUERY * new_inv[PIT_I]
+                       - (double)PIT_KEY * old_inv[PIT_I]);
     bd_def(f, "scaling-pit-d", "%d", PIT_D);
     scaling_def_base(f, "scaling-pit-base", PIT_BASE);
     bd_def(f, "scaling-pit-L", "%d", PIT_L);
     bd_def(f, "scaling-pit-s", "%.0f", PIT_S);
-    bd_def(f, "scaling-pit-m", "%d", PIT_M);
-    bd_def(f, "scaling-pit-n", "%d", PIT_N);
+    bd_def(f, "scaling-pit-key", "%d", PIT_KEY);
+    bd_def(f, "scaling-pit-query", "%d", PIT_QUERY);
     bd_def(f, "scaling-pit-i", "%d", PIT_I);
     bd_def(f, "scaling-pit-err", "%.2f", worst);
     bd_def(f, "scaling-pit-score", "%.2f", fabs(stale - fresh));
@@ -236,13 +236,13 @@ static void write_thresholds_and_ramps(const char *dir, FILE *f)
 }
 static void write_llama3_longrope(FILE *f)
 {
-    float theta[G_D / 2];
+    float omega[G_D / 2];
     float low_wl = (float)(G_L3_L / G_L3_LOW);
     float high_wl = (float)(G_L3_L / G_L3_HIGH);
     int nhigh = 0, nmid = 0, nlow = 0;
-    rope_default_inv_freq(theta, G_D, G_BASE);
+    rope_default_inv_freq(omega, G_D, G_BASE);
     for (int i = 0; i < G_D / 2; i++) {
-        float wl = (1.0f / theta[i]) * (float)(2 * ROPE_BD_PI);
+        float wl = (1.0f / omega[i]) * (float)(2 * ROPE_BD_PI);
         if (wl < high_wl)
             nhigh++;
         else if (wl > low_wl)
@@ -266,32 +266,32 @@ static void write_llama3_longrope(FILE *f)
 }
 static void kappa_column(float *kappa, const rope_scaling *s)
 {
-    float theta[ALL_D / 2], inv[ALL_D / 2];
+    float omega[ALL_D / 2], inv[ALL_D / 2];
     double af;
-    rope_default_inv_freq(theta, ALL_D, ALL_BASE);
+    rope_default_inv_freq(omega, ALL_D, ALL_BASE);
     if (rope_compute_inv_freq(inv, &af, ALL_D, ALL_BASE, s) != 0) {
         fprintf(stderr, "bookdata-scaling: bad configuration\n");
         exit(1);
     }
     for (int i = 0; i < ALL_D / 2; i++)
-        kappa[i] = inv[i] / theta[i];
+        kappa[i] = inv[i] / omega[i];
 }
 static void write_kappa(const char *dir, FILE *f)
 {
     enum { H = ALL_D / 2, NM = 7 };
     static const char *names[NM] = {"linear", "ntk", "dynamic2L",
         "dynamicM", "yarn", "llama3", "longrope"};
-    float kappa[NM][H], theta[H];
+    float kappa[NM][H], omega[H];
     double rho[H];
     rope_scaling s;
     rope_scaling_defaults(&s);
     s.rope_type = ROPE_SCALING_LINEAR;
     s.factor = ALL_S;
     kappa_column(kappa[0], &s);
-    rope_default_inv_freq(theta, ALL_D,
+    rope_default_inv_freq(omega, ALL_D,
                           rope_ntk_aware_base(ALL_BASE, ALL_S, ALL_D));
     for (int i = 0; i < H; i++)
-        kappa[1][i] = theta[i] / (float)pow(ALL_BASE, -2.0 * i / ALL_D);
+        kappa[1][i] = omega[i] / (float)pow(ALL_BASE, -2.0 * i / ALL_D);
     s.rope_type = ROPE_SCALING_DYNAMIC;
     s.factor = 2;
     s.max_position_embeddings = ALL_L;

@@ -5,20 +5,31 @@
 #include <stdlib.h>
 #include "bookdata.h"
 
+static const char *pe_tex_sci(char *buf, size_t size, double v,
+                              int digits)
+{
+    int e = v == 0.0 ? 0 : (int)floor(log10(fabs(v)));
+    double mant = v / pow(10.0, e);
+    if (fabs(mant) >= 10.0 - 0.5 * pow(10.0, 1 - digits)) {
+        mant /= 10.0;
+        e++;
+    }
+    if (e == 0)
+        snprintf(buf, size, "\\ensuremath{%.*f}", digits - 1, mant);
+    else
+        snprintf(buf, size, "\\ensuremath{%.*f\\times 10^{%d}}",
+                 digits - 1, mant, e);
+    return buf;
+}
 static const char *pe_tex_num(char *buf, size_t size, double v,
                               int digits)
 {
-    if (v != 0.0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6)) {
-        int e = (int)floor(log10(fabs(v)));
-        double mant = v / pow(10.0, e);
-        if (fabs(mant) >= 9.95) { mant /= 10.0; e++; }
-        snprintf(buf, size, "\\ensuremath{%.*f\\times 10^{%d}}",
-                 digits - 1, mant, e);
-    } else if (fabs(v) >= pow(10.0, digits)) {
+    if (v != 0.0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6))
+        return pe_tex_sci(buf, size, v, digits);
+    if (fabs(v) >= pow(10.0, digits) - 0.5)
         snprintf(buf, size, "\\ensuremath{%.0f}", v);
-    } else {
+    else
         snprintf(buf, size, "\\ensuremath{%.*g}", digits, v);
-    }
     return buf;
 }
 static int pe_write_heatmap(const char *dir, FILE *num)
@@ -94,17 +105,17 @@ static int pe_write_bands(const char *dir, FILE *num)
     bd_close(f);
     FILE *t = bd_open(dir, "sinusoidal-bands.tex");
     fputs("\\begin{tabular}{rrrrr}\n\\toprule\n$i$ & $\\omega_i$ & "
-          "$\\lambda_i$ & $h_i$ & $2\\sin(\\omega_i/2)$ \\\\\n"
+          "$\\lambda_i$ & $\\lambda_i/2$ & $2\\sin(\\omega_i/2)$ \\\\\n"
           "\\midrule\n", t);
     for (int i = 0; i < D / 2; i++) {
         if (i % EVERY != 0 && i != D / 2 - 1)
             continue;
         double w = rope_pe_omega(i, D, 1e4);
         fprintf(t, "%d & %s & %s & %s & %s \\\\\n", i,
-                pe_tex_num(b1, sizeof b1, w, 3),
+                pe_tex_sci(b1, sizeof b1, w, 3),
                 pe_tex_num(b2, sizeof b2, rope_pe_wavelength(i, D, 1e4), 3),
                 pe_tex_num(b3, sizeof b3, rope_pe_half_turn(i, D, 1e4), 3),
-                pe_tex_num(b4, sizeof b4, 2.0 * sin(w / 2.0), 3));
+                pe_tex_sci(b4, sizeof b4, 2.0 * sin(w / 2.0), 3));
     }
     fputs("\\bottomrule\n\\end{tabular}\n", t);
     bd_close(t);
@@ -152,6 +163,7 @@ static int pe_write_float_accuracy(FILE *num)
         }
     free(pf); free(pd);
     bd_def(num, "sinusoidal-float-len", "%d", L);
+    bd_def(num, "sinusoidal-float-entries", "%ld", (long)L * D);
     bd_def(num, "sinusoidal-float-maxdiff", "%s",
            pe_tex_num(buf, sizeof buf, worst, 2));
     bd_def(num, "sinusoidal-float-argmax", "%ld", at);
@@ -183,6 +195,26 @@ static int pe_write_rotation_accuracy(FILE *num)
     bd_def(num, "sinusoidal-rot-maxerr", "%s",
            pe_tex_num(buf, sizeof buf, worst, 2));
     bd_def(num, "sinusoidal-rot-ratio", "%.2f", ratio);
+    long lo[2] = {pe_grid_t[0], pe_grid_k[0]}, hi[2] = {lo[0], lo[1]};
+    for (size_t a = 0; a < N_PE_GRID_T; a++) {
+        lo[0] = pe_grid_t[a] < lo[0] ? pe_grid_t[a] : lo[0];
+        hi[0] = pe_grid_t[a] > hi[0] ? pe_grid_t[a] : hi[0];
+    }
+    for (size_t g = 0; g < N_PE_GRID_K; g++) {
+        lo[1] = pe_grid_k[g] < lo[1] ? pe_grid_k[g] : lo[1];
+        hi[1] = pe_grid_k[g] > hi[1] ? pe_grid_k[g] : hi[1];
+    }
+    bd_def(num, "sinusoidal-grid-d", "%d", D);
+    bd_def(num, "sinusoidal-grid-nt", "%zu", N_PE_GRID_T);
+    bd_def(num, "sinusoidal-grid-nk", "%zu", N_PE_GRID_K);
+    bd_def(num, "sinusoidal-grid-tmin", "%s",
+           pe_tex_num(buf, sizeof buf, (double)lo[0], 1));
+    bd_def(num, "sinusoidal-grid-tmax", "%s",
+           pe_tex_num(buf, sizeof buf, (double)hi[0], 1));
+    bd_def(num, "sinusoidal-grid-kmin", "%s",
+           pe_tex_num(buf, sizeof buf, (double)lo[1], 1));
+    bd_def(num, "sinusoidal-grid-kmax", "%s",
+           pe_tex_num(buf, sizeof buf, (double)hi[1], 1));
     return 0;
 }
 
@@ -241,12 +273,49 @@ static int pe_write_terms(FILE *num)
     bd_def(num, "sinusoidal-terms-seed", "%d", ROPE_BOOK_SEED);
     return 0;
 }
+static int pe_write_convergents(FILE *num, const long *rec, int nrec,
+                                long kmax)
+{
+    enum { TERMS = 8 };
+    char cf[128], conv[256];
+    double x = 1.0 / (2.0 * ROPE_PE_PI);
+    long double xl = 1.0L / (2.0L * 3.141592653589793238462643383L);
+    long p2 = 0, q2 = 1, p1 = 1, q1 = 0;   /* p/q at j-2 and j-1 */
+    int ncf = 0, nconv = 0, matched = 0, ok = 1;
+    for (int j = 0; j < TERMS; j++) {
+        long a = (long)floor(x), p = a * p1 + p2, q = a * q1 + q2;
+        ok = ok && a == (long)floorl(xl);
+        ncf += snprintf(cf + ncf, sizeof cf - (size_t)ncf,
+                        j == 0 ? "%ld;" : j == 1 ? " %ld" : ", %ld", a);
+        if (j >= 1 && q <= kmax) {
+            nconv += snprintf(conv + nconv, sizeof conv - (size_t)nconv,
+                              "%s$%ld/%ld$", j == 1 ? "" : ", ", p, q);
+            if (nrec > 0 && q >= rec[0]) {
+                ok = ok && matched < nrec && rec[matched] == q;
+                matched++;
+            }
+        }
+        p2 = p1; q2 = q1; p1 = p; q1 = q;
+        x = 1.0 / (x - (double)a);
+        xl = 1.0L / (xl - (long double)a);
+    }
+    bd_def(num, "sinusoidal-cf", "%s", cf);
+    bd_def(num, "sinusoidal-convergents", "%s", conv);
+    if (ok && matched == nrec)
+        return 0;
+    fprintf(stderr, "bookdata: the records of pair 0 are not the "
+                    "convergent denominators of 1/(2 pi)\n");
+    return 1;
+}
+
 static int pe_write_records(const char *dir, FILE *num)
 {
-    enum { KMAX = 1000 };
+    enum { KMAX = 1000, MAXREC = 32 };
     const double first = 0.5;   /* radians: a near repeat at all */
     char b1[64];
     double best = first;
+    long rec[MAXREC];
+    int nrec = 0;
     FILE *t = bd_open(dir, "sinusoidal-records.tex");
     fputs("\\begin{tabular}{rrr}\n\\toprule\noffset $k$ & turns $r$ & "
           "$\\delta(k) = |k - 2\\pi r|$ \\\\\n\\midrule\n", t);
@@ -256,6 +325,8 @@ static int pe_write_records(const char *dir, FILE *num)
         if (r < 1.0 || delta >= best)
             continue;
         best = delta;
+        if (nrec < MAXREC)
+            rec[nrec++] = k;
         fprintf(t, "%ld & %.0f & %s \\\\\n", k, r,
                 pe_tex_num(b1, sizeof b1, delta, 2));
     }
@@ -263,24 +334,24 @@ static int pe_write_records(const char *dir, FILE *num)
     bd_close(t);
     bd_def(num, "sinusoidal-records-kmax", "%d", KMAX);
     bd_def(num, "sinusoidal-records-first", "%.1f", first);
-    static const double eps[3] = {0.05, 0.01, 1e-3};
+    static const double tols[3] = {0.05, 0.01, 1e-3};
     static const char *const names[3] = {"a", "b", "c"};
     char key[64];
     for (int e = 0; e < 3; e++)
         for (long k = 1; k <= 100000; k++) {
             double r = round((double)k / (2.0 * ROPE_PE_PI));
             double delta = fabs((double)k - 2.0 * ROPE_PE_PI * r);
-            if (r < 1.0 || delta > eps[e])
+            if (r < 1.0 || delta > tols[e])
                 continue;
             snprintf(key, sizeof key, "sinusoidal-rec-%s", names[e]);
             bd_def(num, key, "%ld", k);
-            snprintf(key, sizeof key, "sinusoidal-rec-%s-eps", names[e]);
-            bd_def(num, key, "%s", pe_tex_num(b1, sizeof b1, eps[e], 1));
+            snprintf(key, sizeof key, "sinusoidal-rec-%s-tol", names[e]);
+            bd_def(num, key, "%s", pe_tex_num(b1, sizeof b1, tols[e], 1));
             snprintf(key, sizeof key, "sinusoidal-rec-%s-delta", names[e]);
             bd_def(num, key, "%s", pe_tex_num(b1, sizeof b1, delta, 1));
             break;
         }
-    return 0;
+    return pe_write_convergents(num, rec, nrec, KMAX);
 }
 
 int bookdata_sinusoidal(const char *dir)

@@ -40,7 +40,7 @@ int cli_rope_parse_option(cli_rope_options *o, int argc, char **argv,
         if ((rc = cli_need_value(argc, argv, *i)) != 0)
             return rc;
         const char *value = argv[++*i];
-        int pairing = flag[3] == 'a';
+        int pairing = strcmp(flag, "--pairing") == 0;
         const char *first = pairing ? "half" : "float";
         const char *second = pairing ? "interleaved" : "double";
         if (strcmp(value, first) != 0 && strcmp(value, second) != 0)
@@ -201,13 +201,13 @@ int cmd_freqs(int argc, char **argv)
     }
     if (rc == 0 && o.head_dim == 0)
         rc = cli_error("freqs: --head-dim is required");
+    if (rc == 0)
+        rc = cli_rope_validate(&o);
     if (rc == 0 && end >= 0 && pos != NULL)
         rc = cli_error("freqs: give --end or --positions, not both");
     if (rc == 0 && end < 0 && pos == NULL && per_position(what))
         rc = cli_error("freqs: --print %s needs --end or --positions",
                        what);
-    if (rc == 0)
-        rc = cli_rope_validate(&o);
     if (rc == 0 && end > 0) {
         pos = malloc((size_t)end * sizeof *pos);
         if (pos == NULL)

@@ -22,13 +22,13 @@ void ex_shift_back(double *out, const double *row, int d_model,
         out[2 * i + 1] = m[1] * s + m[3] * c;
     }
 }
-long ex_repeat_distance(double omega, double eps, long k_max)
+long ex_repeat_distance(double omega, double tol, long k_max)
 {
     const double two_pi = 2.0 * ROPE_PE_PI;
     for (long k = 1; k <= k_max; k++) {
         double angle = omega * (double)k;
         double r = round(angle / two_pi);
-        if (r >= 1.0 && fabs(angle - two_pi * r) <= eps)
+        if (r >= 1.0 && fabs(angle - two_pi * r) <= tol)
             return k;
     }
     return -1;

@@ -17,8 +17,8 @@ void ex_shift_back(double *out, const double *row, int d_model,
         out[j] = 0.0;
 }
 
-long ex_repeat_distance(double omega, double eps, long k_max)
+long ex_repeat_distance(double omega, double tol, long k_max)
 {
-    (void)omega; (void)eps; (void)k_max;
+    (void)omega; (void)tol; (void)k_max;
     return 0;
 }

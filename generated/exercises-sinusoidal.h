@@ -5,5 +5,5 @@
 void ex_rotation_product(double out[4], double omega, long k, long j);
 void ex_shift_back(double *out, const double *row, int d_model,
                    double base, long k);
-long ex_repeat_distance(double omega, double eps, long k_max);
+long ex_repeat_distance(double omega, double tol, long k_max);
 #endif

@@ -136,9 +136,9 @@ double rope_decay_average(int head_dim, double rope_base, double r)
     int half = head_dim / 2;
     double re = 0, im = 0, sum = 0;   /* S_j = re + i im */
     for (int j = 1; j <= half; j++) {
-        double theta = pow(rope_base, -2.0 * (j - 1) / head_dim);
-        re += cos(r * theta);
-        im += sin(r * theta);
+        double omega = pow(rope_base, -2.0 * (j - 1) / head_dim);
+        re += cos(r * omega);
+        im += sin(r * omega);
         sum += hypot(re, im);
     }
     return sum / half;
@@ -234,7 +234,7 @@ static int npy_dict(npy_cursor *c, rope_npy *a, char *err,
                 return npy_fail(err, errlen, "header: bad 'descr'");
             if (strcmp(value, "<f4") != 0)
                 return npy_fail(err, errlen, "dtype '%s' is not float32 "
-                                "('<f4')", value);
+                                "('<f4', little-endian)", value);
             seen |= 1;
         } else if (strcmp(key, "fortran_order") == 0) {
             if (npy_word(c, "True"))

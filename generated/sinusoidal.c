@@ -70,8 +70,8 @@ double rope_pe_dot(long m, long n, int d_model, double base)
     double sum = 0.0;
     for (int i = 0; i < d_model / 2; i++) {
         double w = rope_pe_omega(i, d_model, base);
-        double a = (double)m * w, b = (double)n * w;
-        sum += sin(a) * sin(b) + cos(a) * cos(b);
+        double am = (double)m * w, an = (double)n * w;
+        sum += sin(am) * sin(an) + cos(am) * cos(an);
     }
     return sum;
 }

@@ -95,7 +95,7 @@ END_TEST
 START_TEST(test_ex_llama3_scale)
 {
     int d = _i == 0 ? 64 : 128;
-    float inv[64], theta[64];
+    float inv[64], omega[64];
     double af;
     rope_scaling s;
     rope_scaling_defaults(&s);
@@ -105,11 +105,11 @@ START_TEST(test_ex_llama3_scale)
     s.high_freq_factor = 4;
     s.original_max_position_embeddings = 8192;
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, d, 5e5, &s), 0);
-    rope_default_inv_freq(theta, d, 5e5);
+    rope_default_inv_freq(omega, d, 5e5);
     for (int i = 0; i < d / 2; i++) {
-        double wl = 2 * 3.14159265358979323846 / theta[i];
+        double wl = 2 * 3.14159265358979323846 / omega[i];
         double k = ex_llama3_scale(wl, 8192, 8, 1, 4);
-        double ref = (double)inv[i] / theta[i];
+        double ref = (double)inv[i] / omega[i];
         ck_assert_double_eq_tol(k, ref, 1e-5 * ref);
     }
 }

@@ -71,21 +71,21 @@ END_TEST
 START_TEST(exercise_2_3_pairs_of_a_table)
 {
     enum { D = 16 };
-    double eps = 0.05, r0[D], r1[D];
+    double tol = 0.05, r0[D], r1[D];
     rope_pe_row(r0, 0, D, 1e4);
     for (int i = 0; i < D / 2; i++) {
         double w = rope_pe_omega(i, D, 1e4);
-        long k = ex_repeat_distance(w, eps, 1000000);
+        long k = ex_repeat_distance(w, tol, 1000000);
         ck_assert_int_ge(k, 1);
         for (long j = 1; j <= k; j++) {
             double turns = round(w * (double)j / (2.0 * ROPE_PE_PI));
             int repeats = turns >= 1.0
-                && fabs(w * (double)j - 2.0 * ROPE_PE_PI * turns) <= eps;
+                && fabs(w * (double)j - 2.0 * ROPE_PE_PI * turns) <= tol;
             ck_assert_int_eq(repeats, j == k);
             if (j == k) {
                 rope_pe_row(r1, j, D, 1e4);
                 ck_assert(hypot(r1[2 * i] - r0[2 * i],
-                                r1[2 * i + 1] - r0[2 * i + 1]) <= eps);
+                                r1[2 * i + 1] - r0[2 * i + 1]) <= tol);
             }
         }
     }

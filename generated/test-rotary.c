@@ -79,6 +79,98 @@ static const char *npy_error(const unsigned char *buf, size_t n)
     ck_assert(strchr(err, '\n') == NULL);  /* one line */
     return err;
 }
+static float *cli_floats(const char *text, size_t expect)
+{
+    float *v = malloc((expect > 0 ? expect : 1) * sizeof *v);
+    size_t n = 0;
+    char *end;
+    ck_assert(v != NULL);
+    for (const char *p = text; ; p = end) {
+        double x = strtod(p, &end);
+        if (end == p)
+            break;
+        ck_assert_msg(n < expect, "more than %zu numbers", expect);
+        v[n++] = (float)x;
+    }
+    ck_assert_msg(n == expect, "%zu numbers, expected %zu", n, expect);
+    return v;
+}
+
+static const char *tmp_path(char *buf, size_t len, const char *dir,
+                            const char *name)
+{
+    snprintf(buf, len, "%s/%s", dir, name);
+    return buf;
+}
+static void write_npy(const char *path, const float *x, int ndim,
+                      const long *shape)
+{
+    char err[256];
+    ck_assert_msg(rope_npy_write(path, x, ndim, shape, err, sizeof err)
+                  == 0, "%s", err);
+}
+
+static float *read_npy(const char *path, size_t expect)
+{
+    rope_npy a;
+    char err[256];
+    ck_assert_msg(rope_npy_read(path, &a, err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert_uint_eq(a.count, expect);
+    return a.data;
+}
+static const char *const apply_files[] = {"q.npy", "k.npy", "k2.npy",
+    "q3d.npy", "q7.npy", "k7.npy", "magic.npy", "empty.npy", "f8.npy",
+    "fortran.npy", "short.npy", "long.npy", "v3.npy", "oq.npy",
+    "ok.npy"};
+#define N_APPLY_FILES (sizeof apply_files / sizeof apply_files[0])
+
+static void write_bytes(const char *dir, const char *name,
+                        const unsigned char *b, size_t n)
+{
+    char path[128];
+    FILE *f = fopen(tmp_path(path, sizeof path, dir, name), "wb");
+    ck_assert(f != NULL);
+    ck_assert_uint_eq(fwrite(b, 1, n, f), n);
+    fclose(f);
+}
+#define NPY_Q "'shape': (1, 3, 2, 8), }"
+static void write_apply_files(const char *dir)
+{
+    static const long sq[4] = {1, 3, 2, 8}, sk[4] = {1, 3, 1, 8};
+    static const long sk2[4] = {1, 2, 1, 8}, s3[3] = {3, 2, 8};
+    static const long sq7[4] = {1, 3, 2, 7}, sk7[4] = {1, 3, 1, 7};
+    float x[48];
+    unsigned char b[512];
+    char path[128];
+    size_t n;
+    randfill(x, 48, 71);
+    write_npy(tmp_path(path, sizeof path, dir, "q.npy"), x, 4, sq);
+    write_npy(tmp_path(path, sizeof path, dir, "k.npy"), x, 4, sk);
+    write_npy(tmp_path(path, sizeof path, dir, "k2.npy"), x, 4, sk2);
+    write_npy(tmp_path(path, sizeof path, dir, "q3d.npy"), x, 3, s3);
+    write_npy(tmp_path(path, sizeof path, dir, "q7.npy"), x, 4, sq7);
+    write_npy(tmp_path(path, sizeof path, dir, "k7.npy"), x, 4, sk7);
+    n = make_npy(b, 1, "{'descr': '<f4', 'fortran_order': False, " NPY_Q,
+                 x, 48);
+    write_bytes(dir, "short.npy", b, n - 4);
+    b[1] = 'X';
+    write_bytes(dir, "magic.npy", b, n);
+    write_bytes(dir, "empty.npy", b, 0);
+    n = make_npy(b, 3, "{'descr': '<f4', 'fortran_order': False, " NPY_Q,
+                 x, 48);
+    write_bytes(dir, "v3.npy", b, n);
+    n = make_npy(b, 1, "{'descr': '<f8', 'fortran_order': False, " NPY_Q,
+                 x, 48);
+    write_bytes(dir, "f8.npy", b, n);
+    n = make_npy(b, 1, "{'descr': '<f4', 'fortran_order': True, " NPY_Q,
+                 x, 48);
+    write_bytes(dir, "fortran.npy", b, n);
+    n = make_npy(b, 1, "{'descr': '<f4', 'fortran_order': False, "
+                 "'shape': (1, 3, 1, 8), }", x, 24);
+    b[n] = b[n + 1] = b[n + 2] = b[n + 3] = 0;
+    write_bytes(dir, "long.npy", b, n + 4);
+}
 static void check_inv_freq_and_angles(int d, long end, const char *inv,
                                       const char *angles)
 {
@@ -681,6 +773,9 @@ START_TEST(test_npy_refuses_malformed_files)
     n = make_npy(buf, 1, "{'descr': '<f8', 'fortran_order': False, "
                  "'shape': (3,), }", npy_six, 6);
     expect_npy_error(buf, n, "not float32");
+    n = make_npy(buf, 1, "{'descr': '>f4', 'fortran_order': False, "
+                 "'shape': (2, 3), }", npy_six, 6);
+    expect_npy_error(buf, n, "little-endian");
     n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': True, "
                  "'shape': (2, 3), }", npy_six, 6);
     expect_npy_error(buf, n, "Fortran");
@@ -723,6 +818,230 @@ START_TEST(test_npy_write_then_read_round_trip)
     ck_assert(strstr(err, path) != NULL);
 }
 END_TEST
+static char *freqs_output(const char *args, int lines)
+{
+    cli_result r = cli_run(args);
+    ck_assert_msg(r.status == 0, "'%s': status %d, %s", args, r.status,
+                  r.err);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_int_eq(cli_line_count(r.out), lines);
+    free(r.err);
+    return r.out;
+}
+
+static void check_cli_freqs(int d, long end, const char *stem)
+{
+    char args[160], path[160];
+    const char *what[4] = {"inv_freq", "angles", "cos", "sin"};
+    for (int w = 0; w < 4; w++) {
+        size_t n = w == 0 ? (size_t)d / 2
+                 : (size_t)end * (size_t)(w == 1 ? d / 2 : d);
+        snprintf(args, sizeof args, "freqs --head-dim %d --theta 1e6 "
+                 "--end %ld --print %s", d, end, what[w]);
+        char *out = freqs_output(args, w == 0 ? 1 : (int)end);
+        if (w == 0)
+            snprintf(path, sizeof path, GMM "%s_inv_freq.txt", stem);
+        else
+            snprintf(path, sizeof path, GMM "%s_end%ld_%s.txt", stem,
+                     end, what[w]);
+        float *got = cli_floats(out, n), *want = golden_floats(path, n);
+        for (size_t j = 0; j < n; j++)
+            ck_assert_msg(w < 2 ? got[j] == want[j]
+                                : float_ulp_diff(got[j], want[j]) <= 1,
+                          "%s: value %zu is %.9e, MiniMind %.9e", args, j,
+                          (double)got[j], (double)want[j]);
+        free(got); free(want); free(out);
+    }
+}
+START_TEST(test_cli_freqs_matches_minimind)
+{
+    check_cli_freqs(64, 32, "rope_default_d64");
+    check_cli_freqs(96, 8, "rope_default_d96");
+}
+END_TEST
+
+START_TEST(test_cli_freqs_positions_pairing_and_precision)
+{
+    char *all = freqs_output("freqs --head-dim 64 --end 32", 32);
+    char *two = freqs_output("freqs --head-dim 64 --positions 31,5", 2);
+    char *il = freqs_output("freqs --head-dim 64 --positions 31,5 "
+                            "--pairing interleaved", 2);
+    char *dbl = freqs_output("freqs --head-dim 64 --theta 1e4 "
+                             "--positions 999999 --precision double", 1);
+    float *a = cli_floats(all, 32 * 64), *t = cli_floats(two, 2 * 64);
+    float *p = cli_floats(il, 2 * 64), *x = cli_floats(dbl, 64);
+    float c[64], s[64];
+    for (int j = 0; j < 64; j++) {
+        ck_assert(t[j] == a[31 * 64 + j] && t[64 + j] == a[5 * 64 + j]);
+        ck_assert(p[j] == t[j / 2] && p[64 + j] == t[64 + j / 2]);
+    }
+    float inv[32];
+    rope_default_inv_freq(inv, 64, 1e4);
+    rope_freqs_cis_from_inv_freq(c, s, inv, 64, 999999, 1000000, 1.0,
+                                 ROPE_PRECISION_DOUBLE);
+    ck_assert(memcmp(x, c, sizeof c) == 0);
+    free(a); free(t); free(p); free(x);
+    free(all); free(two); free(il); free(dbl);
+}
+END_TEST
+START_TEST(test_cli_apply_equals_the_library)
+{
+    enum { B = 2, S = 5, H = 4, HK = 2, D = 32 };
+    enum { NQ = B * S * H * D, NK = B * S * HK * D };
+    static const long start[3] = {0, 4093, 65530};
+    static float q[NQ], k[NK], c[(65530 + S) * D], s[(65530 + S) * D];
+    const long qshape[4] = {B, S, H, D}, kshape[4] = {B, S, HK, D};
+    rope_pairing pairing = _i & 1 ? ROPE_PAIRING_INTERLEAVED
+                                  : ROPE_PAIRING_HALF;
+    rope_precision prec = _i & 2 ? ROPE_PRECISION_DOUBLE
+                                 : ROPE_PRECISION_FLOAT;
+    char dir[] = "/tmp/rope-apply-XXXXXX", args[1024], p[4][96];
+    const char *name[4] = {"q.npy", "k.npy", "oq.npy", "ok.npy"};
+    ck_assert(mkdtemp(dir) != NULL);
+    for (int j = 0; j < 4; j++)
+        tmp_path(p[j], sizeof p[j], dir, name[j]);
+    randfill(q, NQ, 61); randfill(k, NK, 62);
+    write_npy(p[0], q, 4, qshape); write_npy(p[1], k, 4, kshape);
+    for (int r = 0; r < 3; r++) {
+        snprintf(args, sizeof args, "apply --q %s --k %s --theta 1e4 "
+                 "--start-pos %ld --out-q %s --out-k %s --pairing %s "
+                 "--precision %s", p[0], p[1], start[r], p[2], p[3],
+                 _i & 1 ? "interleaved" : "half", _i & 2 ? "double" : "float");
+        cli_result res = cli_run(args);
+        ck_assert_msg(res.status == 0, "'%s': %s", args, res.err);
+        ck_assert_str_eq(res.out, "");
+        ck_assert_str_eq(res.err, "");
+        cli_result_free(&res);
+        float *oq = read_npy(p[2], NQ), *ok = read_npy(p[3], NK);
+        ck_assert_int_eq(rope_precompute_freqs_cis(c, s, D, start[r] + S, 1e4,
+                                                   prec), 0);
+        static float wq[NQ], wk[NK];
+        memcpy(wq, q, sizeof q); memcpy(wk, k, sizeof k);
+        rope_apply_rotary_pos_emb(wq, wk, c, s, B, S, H, HK, D, start[r],
+                                  pairing);
+        ck_assert_msg(memcmp(oq, wq, sizeof wq) == 0, "q at %ld", start[r]);
+        ck_assert_msg(memcmp(ok, wk, sizeof wk) == 0, "k at %ld", start[r]);
+        free(oq); free(ok);
+    }
+    for (int j = 0; j < 4; j++)
+        remove(p[j]);
+    rmdir(dir);
+}
+END_TEST
+START_TEST(test_cli_apply_on_minimind_inputs)
+{
+    char dir[] = "/tmp/rope-apply-XXXXXX", args[1024], p[4][96];
+    const char *name[4] = {"q.npy", "k.npy", "oq.npy", "ok.npy"};
+    const long qshape[4] = {1, 6, 8, 96}, kshape[4] = {1, 6, 2, 96};
+    float *q = golden_floats(GMM "apply_rope_q_in.txt", 4608);
+    float *k = golden_floats(GMM "apply_rope_k_in.txt", 1152);
+    float *wq = golden_floats(
+        GMM "apply_rope_c1_default_pos0_q_out.txt", 4608);
+    float *wk = golden_floats(
+        GMM "apply_rope_c1_default_pos0_k_out.txt", 1152);
+    ck_assert(mkdtemp(dir) != NULL);
+    for (int j = 0; j < 4; j++)
+        tmp_path(p[j], sizeof p[j], dir, name[j]);
+    write_npy(p[0], q, 4, qshape); write_npy(p[1], k, 4, kshape);
+    snprintf(args, sizeof args, "apply --q %s --k %s --start-pos 0 "
+             "--out-q %s --out-k %s", p[0], p[1], p[2], p[3]);
+    cli_result res = cli_run(args);
+    ck_assert_msg(res.status == 0, "'%s': %s", args, res.err);
+    cli_result_free(&res);
+    float *oq = read_npy(p[2], 4608), *ok = read_npy(p[3], 1152);
+    for (int j = 0; j < 4608; j++)
+        ck_assert_float_eq_tol(oq[j], wq[j], 2.5e-7f);
+    for (int j = 0; j < 1152; j++)
+        ck_assert_float_eq_tol(ok[j], wk[j], 2.5e-7f);
+    for (int j = 0; j < 4; j++)
+        remove(p[j]);
+    rmdir(dir);
+    free(q); free(k); free(wq); free(wk); free(oq); free(ok);
+}
+END_TEST
+#define APPLY_QK "apply --q DIR/q.npy --k DIR/k.npy"
+#define APPLY_OUT " --out-q DIR/oq.npy --out-k DIR/ok.npy"
+static const char *const cli_bad_calls[][2] = {
+    {"freqs --head-dim 7 --end 3", "--head-dim"},
+    {"freqs --head-dim 0 --end 3", "--head-dim"},
+    {"freqs --head-dim 8194 --end 3", "--head-dim"},
+    {"freqs --head-dim", "--head-dim"},
+    {"freqs --end 3", "--head-dim"},
+    {"freqs --head-dim 8 --theta 1 --end 3", "--theta"},
+    {"freqs --head-dim 8 --theta 1e39 --end 3", "--theta"},
+    {"freqs --head-dim 8 --theta x --end 3", "--theta"},
+    {"freqs --head-dim 8 --end 0", "--end"},
+    {"freqs --head-dim 8 --end 16777217", "--end"},
+    {"freqs --head-dim 8", "--end"},
+    {"freqs --head-dim 8 --positions 0,-1", "--positions"},
+    {"freqs --head-dim 8 --positions 2,,3", "--positions"},
+    {"freqs --head-dim 8 --end 3 --positions 1", "--positions"},
+    {"freqs --head-dim 8 --end 3 --pairing diagonal", "--pairing"},
+    {"freqs --head-dim 8 --end 3 --precision half", "--precision"},
+    {"freqs --head-dim 8 --end 3 --print tan", "--print"},
+    {"freqs --head-dim 8 --end 3 --colour red", "--colour"},
+    {APPLY_QK " --out-q DIR/oq.npy", "--out-k"},
+    {APPLY_QK " --out-q DIR/oq.npy --out-k", "--out-k"},
+    {"apply --k DIR/k.npy" APPLY_OUT, "--q"},
+    {APPLY_QK APPLY_OUT " --start-pos -1", "--start-pos"},
+    {APPLY_QK APPLY_OUT " --start-pos 16777214", "--start-pos"},
+    {APPLY_QK APPLY_OUT " --theta 0.5", "--theta"},
+    {APPLY_QK APPLY_OUT " --head-dim 16", "--head-dim"},
+    {APPLY_QK APPLY_OUT " --pairing neox", "--pairing"},
+    {APPLY_QK APPLY_OUT " --frobnicate", "--frobnicate"},
+    {"apply --q DIR/magic.npy --k DIR/k.npy" APPLY_OUT, "bad magic"},
+    {"apply --q DIR/empty.npy --k DIR/k.npy" APPLY_OUT, "bad magic"},
+    {"apply --q DIR/f8.npy --k DIR/k.npy" APPLY_OUT, "not float32"},
+    {"apply --q DIR/fortran.npy --k DIR/k.npy" APPLY_OUT, "Fortran"},
+    {"apply --q DIR/short.npy --k DIR/k.npy" APPLY_OUT, "truncated data"},
+    {"apply --q DIR/q.npy --k DIR/long.npy" APPLY_OUT, "after the data"},
+    {"apply --q DIR/v3.npy --k DIR/k.npy" APPLY_OUT, "version"},
+    {"apply --q DIR/q.npy --k DIR/k2.npy" APPLY_OUT, "must be [batch"},
+    {"apply --q DIR/q3d.npy --k DIR/k.npy" APPLY_OUT, "must be [batch"},
+    {"apply --q DIR/q7.npy --k DIR/k7.npy" APPLY_OUT, "--head-dim"},
+    {"apply --q DIR/none.npy --k DIR/k.npy" APPLY_OUT, "none.npy"},
+    {APPLY_QK " --out-q DIR/no/oq.npy --out-k DIR/ok.npy", "no/oq.npy"},
+};
+#define N_CLI_BAD_CALLS (sizeof cli_bad_calls / sizeof cli_bad_calls[0])
+static void expand_dir(char *out, size_t len, const char *call,
+                       const char *dir)
+{
+    size_t k = 0, dl = strlen(dir);
+    for (const char *c = call; *c != '\0'; ) {
+        ck_assert(k + dl + 2 < len);
+        if (strncmp(c, "DIR/", 4) == 0) {
+            memcpy(out + k, dir, dl);
+            k += dl;
+            out[k++] = '/';
+            c += 4;
+        } else
+            out[k++] = *c++;
+    }
+    out[k] = '\0';
+}
+START_TEST(test_cli_rejects_bad_calls)
+{
+    char dir[] = "/tmp/rope-cli-XXXXXX", call[1024], path[128];
+    ck_assert(mkdtemp(dir) != NULL);
+    write_apply_files(dir);
+    expand_dir(call, sizeof call, cli_bad_calls[_i][0], dir);
+    cli_result r = cli_run(call);
+    ck_assert_msg(r.status == 2, "'%s': status %d", call, r.status);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(cli_line_count(r.err) == 1
+                  && strncmp(r.err, "rope: error: ", 13) == 0
+                  && strstr(r.err, cli_bad_calls[_i][1]) != NULL,
+                  "'%s' gave: %s", call, r.err);
+    for (size_t j = 0; j < N_APPLY_FILES; j++) {
+        tmp_path(path, sizeof path, dir, apply_files[j]);
+        if (j >= N_APPLY_FILES - 2)
+            ck_assert_msg(access(path, F_OK) != 0, "%s written", path);
+        remove(path);
+    }
+    rmdir(dir);
+    cli_result_free(&r);
+}
+END_TEST
 
 Suite *rotary_suite(void)
 {
@@ -755,6 +1074,12 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_npy_reads_versions_1_and_2);
     tcase_add_test(tc, test_npy_refuses_malformed_files);
     tcase_add_test(tc, test_npy_write_then_read_round_trip);
+    tcase_add_test(tc, test_cli_freqs_matches_minimind);
+    tcase_add_test(tc, test_cli_freqs_positions_pairing_and_precision);
+    tcase_add_loop_test(tc, test_cli_apply_equals_the_library, 0, 4);
+    tcase_add_test(tc, test_cli_apply_on_minimind_inputs);
+    tcase_add_loop_test(tc, test_cli_rejects_bad_calls, 0,
+                        (int)N_CLI_BAD_CALLS);
     suite_add_tcase(s, tc);
     return s;
 }

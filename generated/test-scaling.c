@@ -164,6 +164,139 @@ static const scaling_invalid_case scaling_invalid_cases[] = {
 #define N_SCALING_INVALID_CASES \
     ((int)(sizeof scaling_invalid_cases \
            / sizeof scaling_invalid_cases[0]))
+static const char *const scaling_type_names[] = {
+    "default", "linear", "dynamic", "yarn", "llama3", "longrope"};
+
+/* append " FLAG V" to a[0..n) when v != 0; return the new length */
+static size_t scaling_cli_flag(char *a, size_t size, size_t n,
+                               const char *flag, double v)
+{
+    if (v != 0 && n < size)
+        n += (size_t)snprintf(a + n, size - n, " %s %.17g", flag, v);
+    return n;
+}
+
+/* append " FLAG v[0],v[1],...,v[count-1]" */
+static size_t scaling_cli_list(char *a, size_t size, size_t n,
+                               const char *flag, const double *v,
+                               int count)
+{
+    if (n < size)
+        n += (size_t)snprintf(a + n, size - n, " %s ", flag);
+    for (int i = 0; i < count && n < size; i++)
+        n += (size_t)snprintf(a + n, size - n, "%s%.17g",
+                              i == 0 ? "" : ",", v[i]);
+    return n;
+}
+static void scaling_cli_args(char *a, size_t size,
+                             const scaling_golden_case *c,
+                             const double *lists)
+{
+    size_t n = (size_t)snprintf(a, size,
+        "freqs --head-dim 64 --theta 1e4 --scaling %s",
+        scaling_type_names[c->type]);
+    n = scaling_cli_flag(a, size, n, "--factor", c->factor);
+    n = scaling_cli_flag(a, size, n,
+            "--original-max-position-embeddings", (double)c->original);
+    n = scaling_cli_flag(a, size, n, "--max-position-embeddings",
+                         (double)c->max_pos);
+    n = scaling_cli_flag(a, size, n, "--seq-len", (double)c->seq_len);
+    n = scaling_cli_flag(a, size, n, "--mscale", c->mscale);
+    n = scaling_cli_flag(a, size, n, "--mscale-all-dim",
+                         c->mscale_all_dim);
+    n = scaling_cli_flag(a, size, n, "--low-freq-factor", c->low);
+    n = scaling_cli_flag(a, size, n, "--high-freq-factor", c->high);
+    if (!c->truncate && n < size)
+        n += (size_t)snprintf(a + n, size - n, " --no-truncate");
+    if (c->type == ROPE_SCALING_LONGROPE) {
+        n = scaling_cli_list(a, size, n, "--short-factor", lists, 32);
+        n = scaling_cli_list(a, size, n, "--long-factor", lists + 32,
+                             32);
+    }
+    ck_assert_msg(n < size, "arguments of %s too long", c->name);
+}
+/* run "ARGS --print WHAT [EXTRA]", demand success and one line per
+   row, and read at most max numbers into v; returns their count */
+static int scaling_cli_numbers(const char *args, const char *what,
+                               const char *extra, int rows,
+                               double *v, int max)
+{
+    char cmd[4096];
+    char *p, *end;
+    int n = 0;
+    snprintf(cmd, sizeof cmd, "%s --print %s%s", args, what, extra);
+    cli_result r = cli_run(cmd);
+    ck_assert_msg(r.status == 0, "'%s' failed: %s", cmd, r.err);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_int_eq(cli_line_count(r.out), rows);
+    for (p = r.out; n < max; p = end) {
+        double x = strtod(p, &end);
+        if (end == p)
+            break;
+        v[n++] = x;
+    }
+    cli_result_free(&r);
+    return n;
+}
+typedef struct {
+    const char *args;     /* after "freqs --head-dim 64 --theta 1e4" */
+    int n_short, n_long;  /* lengths of lists to append, -1: none */
+    const char *flag;     /* a flag the message must name */
+} scaling_cli_bad_call;
+
+static const scaling_cli_bad_call scaling_cli_bad_calls[] = {
+ {"--scaling linear --factor 0.5", -1, -1, "--factor"},
+ {"--scaling yarn --factor 0.5 --original-max-position-embeddings 2048",
+  -1, -1, "--factor"},
+ {"--scaling yarn --original-max-position-embeddings 4096"
+  " --max-position-embeddings 2048", -1, -1, "--factor"},
+ {"--scaling yarn --factor 16 --original-max-position-embeddings 2048"
+  " --beta-fast 1 --beta-slow 32", -1, -1, "--beta-fast"},
+ {"--scaling yarn --factor 16 --original-max-position-embeddings 2048"
+  " --beta-fast 4 --beta-slow 4", -1, -1, "--beta-slow"},
+ {"--scaling yarn --yarn-flavor minimind --beta-slow 64", -1, -1,
+  "--beta-fast"},
+ {"--scaling longrope --factor 4"
+  " --original-max-position-embeddings 4096",
+  31, 32, "--short-factor"},
+ {"--scaling longrope --factor 4"
+  " --original-max-position-embeddings 4096",
+  32, 33, "--long-factor"},
+ {"--scaling longrope --factor 4"
+  " --original-max-position-embeddings 4096",
+  32, -1, "--long-factor"},
+ {"--scaling linear", -1, -1, "--factor"},
+ {"--scaling dynamic --factor 2", -1, -1, "--max-position-embeddings"},
+ {"--scaling yarn --factor 16", -1, -1,
+  "--original-max-position-embeddings"},
+ {"--scaling yarn --original-max-position-embeddings 2048", -1, -1,
+  "--factor"},
+ {"--scaling llama3 --factor 8 --original-max-position-embeddings 8192",
+  -1, -1, "--low-freq-factor"},
+ {"--scaling llama3 --original-max-position-embeddings 8192"
+  " --low-freq-factor 1 --high-freq-factor 4", -1, -1, "--factor"},
+ {"--scaling llama3 --factor 8 --low-freq-factor 1"
+  " --high-freq-factor 4", -1, -1, "--original-max-position-embeddings"},
+ {"--scaling longrope --original-max-position-embeddings 4096", 32, 32,
+  "--factor"},
+ {"--scaling nosuch", -1, -1, "--scaling"},
+ {"--scaling yarn --yarn-flavor other", -1, -1, "--yarn-flavor"},
+ {"--scaling llama3 --factor 8 --original-max-position-embeddings 8192"
+  " --low-freq-factor 4 --high-freq-factor 1", -1, -1,
+  "--high-freq-factor"},
+ {"--scaling linear --factor -2", -1, -1, "--factor"},
+ {"--scaling linear --factor 0", -1, -1, "--factor"},
+ {"--scaling yarn --factor 16 --original-max-position-embeddings 2048"
+  " --attention-factor 0", -1, -1, "--attention-factor"},
+ {"--scaling linear --factor", -1, -1, "--factor"},
+ {"--scaling longrope --short-factor 1,x", -1, -1, "--short-factor"},
+ {"--scaling linear --factor 2 --print ramp", -1, -1, "--scaling"},
+ {"--scaling yarn --factor 16 --original-max-position-embeddings 0",
+  -1, -1, "--original-max-position-embeddings"},
+};
+#define N_SCALING_CLI_BAD_CALLS \
+    ((int)(sizeof scaling_cli_bad_calls \
+           / sizeof scaling_cli_bad_calls[0]))
 START_TEST(test_scaling_golden_inv_freq)
 {
     const scaling_golden_case *c = &scaling_golden_cases[_i];
@@ -423,7 +556,7 @@ END_TEST
 START_TEST(test_scaling_dynamic_cached_keys)
 {
     int i = 20;
-    long m = 1000, n = 3000;
+    long qpos = 3000, kpos = 1000;
     float old_inv[32], new_inv[32];
     double af;
     rope_scaling s;
@@ -432,14 +565,15 @@ START_TEST(test_scaling_dynamic_cached_keys)
     s.factor = 2;
     s.max_position_embeddings = 2048;
     rope_default_inv_freq(old_inv, 64, 1e4);
-    s.seq_len = n + 1;
+    s.seq_len = qpos + 1;
     ck_assert_int_eq(rope_compute_inv_freq(new_inv, &af, 64, 1e4, &s),
                      0);
-    double fresh = scaling_pair_score(i, new_inv, n, new_inv, m);
-    double shifted = scaling_pair_score(i, new_inv, n + 500,
-                                        new_inv, m + 500);
-    double stale = scaling_pair_score(i, new_inv, n, old_inv, m);
-    double predicted = cos((double)n * new_inv[i] - (double)m * old_inv[i]);
+    double fresh = scaling_pair_score(i, new_inv, qpos, new_inv, kpos);
+    double shifted = scaling_pair_score(i, new_inv, qpos + 500,
+                                        new_inv, kpos + 500);
+    double stale = scaling_pair_score(i, new_inv, qpos, old_inv, kpos);
+    double predicted = cos((double)qpos * new_inv[i]
+                           - (double)kpos * old_inv[i]);
     ck_assert_double_eq_tol(fresh, shifted, 1e-4);
     ck_assert_double_eq_tol(stale, predicted, 1e-4);
     ck_assert_double_gt(fabs(stale - fresh), 1e-2);
@@ -465,21 +599,21 @@ START_TEST(test_scaling_yarn_blend)
                         (long)(factors[f] * (double)lengths[l]);
                     {
                         int d = dims[a];
-                        float inv[64], theta[64], ramp[64];
+                        float inv[64], omega[64], ramp[64];
                         double af;
                         ck_assert_int_eq(rope_compute_inv_freq(inv, &af, d, bases[b], &s),
                                          0);
-                        rope_default_inv_freq(theta, d, bases[b]);
+                        rope_default_inv_freq(omega, d, bases[b]);
                         rope_yarn_ramp(ramp, d, bases[b], &s);
                         for (int i = 0; i < d / 2; i++) {
                             double g = ramp[i];
-                            double ref = theta[i] * ((1 - g) + g / s.factor);
+                            double ref = omega[i] * ((1 - g) + g / s.factor);
                             ck_assert_int_le(float_ulp_diff(inv[i], (float)ref), 2);
                             if (g == 0 && s.yarn_flavor == ROPE_YARN_HF)
-                                ck_assert_float_eq(inv[i], theta[i]);
+                                ck_assert_float_eq(inv[i], omega[i]);
                             if (g == 1)
                                 ck_assert_int_le(float_ulp_diff(inv[i],
-                                                     theta[i] / (float)s.factor), 1);
+                                                     omega[i] / (float)s.factor), 1);
                         }
                     }
                 }
@@ -536,7 +670,7 @@ START_TEST(test_scaling_llama3_bands)
     static const int dims[2] = {64, 96};
     static const double bases[2] = {1e4, 1e6};
     int d = dims[_i];
-    float inv[48], theta[48];
+    float inv[48], omega[48];
     double af, prev = 2.0;
     int nmid = 0;
     rope_scaling s;
@@ -548,16 +682,16 @@ START_TEST(test_scaling_llama3_bands)
     s.original_max_position_embeddings = 8192;
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, d, bases[_i], &s),
                      0);
-    rope_default_inv_freq(theta, d, bases[_i]);
+    rope_default_inv_freq(omega, d, bases[_i]);
     for (int i = 0; i < d / 2; i++) {
-        double wl = 2 * TEST_PI / theta[i], kappa = (double)inv[i] / theta[i];
+        double wl = 2 * TEST_PI / omega[i], kappa = (double)inv[i] / omega[i];
         if (wl < 8192.0 / 4 * 0.999)
-            ck_assert_float_eq(inv[i], theta[i]);
+            ck_assert_float_eq(inv[i], omega[i]);
         else if (wl > 8192.0 * 1.001)
-            ck_assert_float_eq(inv[i], theta[i] / 8.0f);
+            ck_assert_float_eq(inv[i], omega[i] / 8.0f);
         else if (wl > 8192.0 / 4 * 1.001 && wl < 8192.0 * 0.999) {
-            ck_assert_float_gt(inv[i], theta[i] / 8.0f);
-            ck_assert_float_lt(inv[i], theta[i]);
+            ck_assert_float_gt(inv[i], omega[i] / 8.0f);
+            ck_assert_float_lt(inv[i], omega[i]);
             nmid++;
         }
         ck_assert_double_le(kappa, prev * (1 + 1e-6));
@@ -569,7 +703,7 @@ END_TEST
 START_TEST(test_scaling_longrope_switch)
 {
     double lists[96], af;
-    float inv[48], theta[48];
+    float inv[48], omega[48];
     rope_scaling s;
     rope_scaling_defaults(&s);
     for (int i = 0; i < 48; i++) {
@@ -583,10 +717,10 @@ START_TEST(test_scaling_longrope_switch)
     s.long_factor = lists + 48;
     s.n_short_factor = s.n_long_factor = 48;
     s.seq_len = 2048 + _i;
-    rope_default_inv_freq(theta, 96, 1e6);
+    rope_default_inv_freq(omega, 96, 1e6);
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
     for (int i = 0; i < 48; i++) {
-        float ref = (float)(theta[i] / lists[48 * _i + i]);
+        float ref = (float)(omega[i] / lists[48 * _i + i]);
         ck_assert_int_le(float_ulp_diff(inv[i], ref), 1);
     }
     ck_assert_double_eq_tol(af, sqrt(1 + log(16.0) / log(2048.0)),
@@ -665,6 +799,162 @@ START_TEST(test_scaling_invalid)
     ck_assert_str_ne(rope_scaling_strerror(c->expect), "unknown error");
 }
 END_TEST
+START_TEST(test_scaling_cli_golden_inv_freq)
+{
+    const scaling_golden_case *c = &scaling_golden_cases[_i];
+    char args[3072], path[256];
+    double lists[64], got[33], af;
+    float inv[32];
+    size_t n;
+    rope_scaling s;
+    scaling_golden_case_setup(c, &s, lists);
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s), 0);
+    scaling_cli_args(args, sizeof args, c, lists);
+    ck_assert_int_eq(scaling_cli_numbers(args, "inv_freq", "", 1, got,
+                                         33), 32);
+    snprintf(path, sizeof path, HF_DIR "inv_freq_%s.txt", c->name);
+    double *g = golden_read_column(path, 1, &n);
+    for (int i = 0; i < 32; i++) {
+        ck_assert_float_eq((float)got[i], inv[i]);
+        ck_assert_int_le(float_ulp_diff((float)got[i], (float)g[i]), 2);
+    }
+    free(g);
+    ck_assert_int_eq(scaling_cli_numbers(args, "attention_factor", "",
+                                         1, got, 2), 1);
+    ck_assert_double_eq_tol(got[0],
+                            scaling_golden_attention_factor(c->name),
+                            1e-12);
+}
+END_TEST
+START_TEST(test_scaling_cli_yarn_tables)
+{
+    const scaling_golden_case *c =
+        &scaling_golden_cases[_i == 0 ? 4 : 7];
+    const char *tag = _i == 0 ? "yarn_f16_orig2048"
+                              : "yarn_f4_orig4096";
+    char args[3072], path[256], extra[160];
+    double lists[64], got[8 * 64 + 1];
+    size_t n;
+    rope_scaling s;
+    scaling_golden_case_setup(c, &s, lists);
+    ck_assert_int_eq(s.rope_type, ROPE_SCALING_YARN);
+    scaling_cli_args(args, sizeof args, c, lists);
+    snprintf(path, sizeof path, HF_DIR "yarn_ramp_%s_theta1e4.txt",
+             tag);
+    double *g = golden_read_column(path, 1, &n);
+    ck_assert_int_eq(scaling_cli_numbers(args, "ramp", "", 1, got, 33),
+                     32);
+    for (int i = 0; i < 32; i++)
+        ck_assert_float_eq((float)got[i], (float)g[i]);
+    free(g);
+    snprintf(path, sizeof path, HF_DIR "cos_sin_%s_theta1e4.txt", tag);
+    double *pos = golden_read_column(path, 0, &n);
+    ck_assert_int_eq((int)n, 8 * 64);
+    int len = snprintf(extra, sizeof extra, " --positions ");
+    for (int r = 0; r < 8; r++)
+        len += snprintf(extra + len, sizeof extra - (size_t)len, "%s%ld",
+                        r ? "," : "", (long)pos[64 * r]);
+    for (int col = 3; col <= 4; col++) {
+        double *want = golden_read_column(path, col, &n);
+        ck_assert_int_eq(scaling_cli_numbers(args, col == 3 ? "cos" : "sin",
+                                             extra, 8, got, 8 * 64 + 1),
+                         8 * 64);
+        for (int j = 0; j < 8 * 64; j++)
+            ck_assert_double_le(fabs(got[j] - want[j]),
+                                scaling_table_tolerance(pos[j]));
+        free(want);
+    }
+    free(pos);
+}
+END_TEST
+START_TEST(test_scaling_cli_minimind)
+{
+    static const char *const args[2] = {
+        "freqs --head-dim 64 --theta 1e6 --scaling yarn"
+        " --yarn-flavor minimind",
+        "freqs --head-dim 64 --theta 1e6 --scaling yarn"
+        " --yarn-flavor minimind --factor 16"
+        " --original-max-position-embeddings 2048 --beta-fast 32"
+        " --beta-slow 1 --attention-factor 1"
+        " --max-position-embeddings 32768 --precision float"};
+    static const char *const what[2] = {"inv_freq", "ramp"};
+    static const char *const files[2] = {
+        MM_DIR "rope_yarn_d64_inv_freq.txt",
+        MM_DIR "rope_yarn_d64_ramp.txt"};
+    double got[13 * 64 + 1];
+    size_t n;
+    for (int k = 0; k < 2; k++) {
+        double *g = golden_read(files[k], &n);
+        ck_assert_int_eq(scaling_cli_numbers(args[_i], what[k], "", 1,
+                                             got, 33), 32);
+        for (int i = 0; i < 32; i++)
+            ck_assert_float_eq((float)got[i], (float)g[i]);
+        free(g);
+    }
+    ck_assert_int_eq(scaling_cli_numbers(args[_i], "attention_factor",
+                                         "", 1, got, 2), 1);
+    ck_assert_double_eq(got[0], 1.0);
+    for (int k = 0; k < 2; k++) {
+        double *g = golden_read(k == 0 ? MM_DIR "rope_yarn_d64_cos.txt"
+                                       : MM_DIR "rope_yarn_d64_sin.txt",
+                                &n);
+        ck_assert_int_eq((int)n, 13 * 64);
+        ck_assert_int_eq(scaling_cli_numbers(args[_i], k == 0 ? "cos"
+                             : "sin", " --positions 0,1,2,3,4,5,6,7,2047,"
+                             "2048,4095,8191,32767", 13, got, 13 * 64 + 1),
+                         13 * 64);
+        for (int j = 0; j < 13 * 64; j++)
+            ck_assert_int_le(float_ulp_diff((float)got[j], (float)g[j]), 1);
+        free(g);
+    }
+}
+END_TEST
+START_TEST(test_scaling_cli_minimind_table_length)
+{
+    const char *mm = "freqs --head-dim 96 --scaling yarn"
+                     " --yarn-flavor minimind --print inv_freq"
+                     " --max-position-embeddings ";
+    char args[256];
+    cli_result plain = cli_run("freqs --head-dim 96 --print inv_freq");
+    ck_assert_int_eq(plain.status, 0);
+    snprintf(args, sizeof args, "%s%d", mm, 2048 + _i);
+    cli_result r = cli_run(args);
+    ck_assert_int_eq(r.status, 0);
+    if (_i == 0)
+        ck_assert_str_eq(r.out, plain.out);
+    else
+        ck_assert_str_ne(r.out, plain.out);
+    cli_result_free(&r);
+    cli_result_free(&plain);
+}
+END_TEST
+START_TEST(test_scaling_cli_rejects_bad_calls)
+{
+    const scaling_cli_bad_call *b = &scaling_cli_bad_calls[_i];
+    static const double ones[33] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+        1};
+    char args[2048];
+    size_t n = (size_t)snprintf(args, sizeof args,
+        "freqs --head-dim 64 --theta 1e4 --end 1%s %s",
+        strstr(b->args, "--print") ? "" : " --print inv_freq", b->args);
+    if (b->n_short >= 0)
+        n = scaling_cli_list(args, sizeof args, n, "--short-factor",
+                             ones, b->n_short);
+    if (b->n_long >= 0)
+        n = scaling_cli_list(args, sizeof args, n, "--long-factor",
+                             ones, b->n_long);
+    ck_assert_uint_lt(n, sizeof args);
+    cli_result r = cli_run(args);
+    ck_assert_msg(r.status == 2, "'%s' gave status %d", args, r.status);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_int_eq(cli_line_count(r.err), 1);
+    ck_assert_msg(strncmp(r.err, "rope: error: ", 13) == 0
+                  && strstr(r.err, b->flag) != NULL,
+                  "'%s' gave: %s", args, r.err);
+    cli_result_free(&r);
+}
+END_TEST
 
 Suite *scaling_suite(void)
 {
@@ -693,6 +983,13 @@ Suite *scaling_suite(void)
     tcase_add_test(tc, test_scaling_full_turns);
     tcase_add_loop_test(tc, test_scaling_invalid, 0,
                         N_SCALING_INVALID_CASES);
+    tcase_add_loop_test(tc, test_scaling_cli_golden_inv_freq, 0,
+                        N_SCALING_GOLDEN_CASES);
+    tcase_add_loop_test(tc, test_scaling_cli_yarn_tables, 0, 2);
+    tcase_add_loop_test(tc, test_scaling_cli_minimind, 0, 2);
+    tcase_add_loop_test(tc, test_scaling_cli_minimind_table_length, 0, 2);
+    tcase_add_loop_test(tc, test_scaling_cli_rejects_bad_calls, 0,
+                        N_SCALING_CLI_BAD_CALLS);
     suite_add_tcase(suite, tc);
     return suite;
 }

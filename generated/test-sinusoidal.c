@@ -256,7 +256,7 @@ START_TEST(test_four_terms_sum_to_score)
     for (int j = 0; j < NN; j++) {
         double sum = terms[j] + terms[NN + j] + terms[2 * NN + j]
                    + terms[3 * NN + j];
-        double tol = (DM + D + 4) * DBL_EPSILON * bound[j];
+        double tol = (2 * DM + D + 3) * DBL_EPSILON * bound[j];
         ck_assert_double_eq_tol(sum, s[j], tol);
     }
 }

@@ -96,8 +96,13 @@ typedef void (*att_sm_fn)(float *S, int M, const int *nvalid,
                           float *m, float *l, float *alpha);
 typedef void (*att_pv_fn)(float *U, const float *P, const float *V,
                           const float *alpha, int M, int dp);
+typedef void (*att_rot_fn)(float *restrict out,
+                           const float *restrict x,
+                           const float *restrict c,
+                           const float *restrict s, int d,
+                           rope_pairing pr);
 typedef struct {
-    att_s_fn s; att_sm_fn sm; att_pv_fn pv;
+    att_s_fn s; att_sm_fn sm; att_pv_fn pv; att_rot_fn rot;
 } att_kernels;
 int rope_attention_naive(float *out, const float *q, const float *k,
                          const float *v,
@@ -250,6 +255,30 @@ static T512 ATT_INLINE __m512 exp2_512(__m512 x)
     for (int k = 6; k >= 0; k--)
         p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(att_exp2_c[k]));
     return _mm512_scalef_ps(p, n);
+}
+static T512 void att_rotate_row_512(float *restrict out,
+                                    const float *restrict x,
+                                    const float *restrict c,
+                                    const float *restrict s, int d,
+                                    rope_pairing pr)
+{
+    int h = d / 2;
+    if (pr != ROPE_PAIRING_HALF || h % 16) {
+        att_rotate_row(out, x, c, s, d, pr);
+        return;
+    }
+    for (int i = 0; i < h; i += 16) {
+        __m512 x0 = _mm512_loadu_ps(x + i);
+        __m512 x1 = _mm512_loadu_ps(x + i + h);
+        __m512 n1 = _mm512_castsi512_ps(_mm512_xor_si512(
+            _mm512_castps_si512(x1), _mm512_set1_epi32(INT32_MIN)));
+        _mm512_storeu_ps(out + i, _mm512_add_ps(
+            _mm512_mul_ps(x0, _mm512_loadu_ps(c + i)),
+            _mm512_mul_ps(n1, _mm512_loadu_ps(s + i))));
+        _mm512_storeu_ps(out + i + h, _mm512_add_ps(
+            _mm512_mul_ps(x1, _mm512_loadu_ps(c + i + h)),
+            _mm512_mul_ps(x0, _mm512_loadu_ps(s + i + h))));
+    }
 }
 static T512 void sm_tile_512(float *S, int M, const int *nvalid,
                              float *m, float *l, float *alpha)
@@ -546,12 +575,15 @@ rope_simd rope_simd_resolve(rope_simd want)
 }
 static att_kernels att_pick(rope_simd s)
 {
-    att_kernels k = { s_tile_scalar, sm_tile_scalar, pv_tile_scalar };
+    att_kernels k = { s_tile_scalar, sm_tile_scalar, pv_tile_scalar,
+                      att_rotate_row };
 #if ATT_X86
     if (s == ROPE_SIMD_AVX512)
-        k = (att_kernels){ s_tile_512, sm_tile_512, pv_tile_512 };
+        k = (att_kernels){ s_tile_512, sm_tile_512, pv_tile_512,
+                           att_rotate_row_512 };
     else if (s == ROPE_SIMD_AVX2)
-        k = (att_kernels){ s_tile_256, sm_tile_256, pv_tile_256 };
+        k = (att_kernels){ s_tile_256, sm_tile_256, pv_tile_256,
+                           att_rotate_row };
 #else
     (void)s;
 #endif
@@ -634,7 +666,7 @@ static void att_pack_tile(att_job *J, long bg, int t, float *tmp)
         const float *kr = J->k + off;
         if (p->freqs_cos && !p->keys_rotated) {
             long pos = p->start_pos + j;
-            att_rotate_row(tmp, kr, p->freqs_cos + pos * d,
+            J->ker.rot(tmp, kr, p->freqs_cos + pos * d,
                            p->freqs_sin + pos * d, d, p->pairing);
             kr = tmp;
         }
@@ -648,14 +680,14 @@ static void att_load_q(att_job *J, att_ws *w, long bg, int q0, int nq)
     int d = J->d, dp = J->dp, H = p->n_heads, n = p->seq_len;
     long b = bg / p->n_kv_heads, g = bg % p->n_kv_heads;
     memset(w->Q, 0, sizeof(float) * J->M * dp);
-    for (int hl = 0; hl < J->rep; hl++)
-        for (int il = 0; il < nq; il++) {
+    for (int il = 0; il < nq; il++)
+        for (int hl = 0; hl < J->rep; hl++) {
             long h = g * J->rep + hl, i = q0 + il;
             const float *x = J->q + ((b * n + i) * H + h) * d;
             float *dst = w->Q + (size_t)(hl * J->bq + il) * dp;
             if (p->freqs_cos) {
                 long pos = p->start_pos + p->kv_len - n + i;
-                att_rotate_row(dst, x, p->freqs_cos + pos * d,
+                J->ker.rot(dst, x, p->freqs_cos + pos * d,
                                p->freqs_sin + pos * d, d, p->pairing);
             } else {
                 memcpy(dst, x, sizeof(float) * d);

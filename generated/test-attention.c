@@ -267,6 +267,36 @@ START_TEST(test_attention_scaled_table)
     free(ref); free(out); att_free(&a);
 }
 END_TEST
+START_TEST(test_attention_fused_rotation_is_chapter_3s)
+{
+    enum { N = 150, H = 8, HKV = 2, D = 64 };
+    rope_simd paths[3];
+    int np = att_paths(paths);
+    for (int pr = 0; pr < 2; pr++) {
+        att_problem a;
+        att_make(&a, N, N, H, HKV, D, 11, 600 + pr);
+        a.p.pairing = pr ? ROPE_PAIRING_INTERLEAVED : ROPE_PAIRING_HALF;
+        float *qr = malloc(sizeof(float) * a.nq);
+        float *kr = malloc(sizeof(float) * a.nkv);
+        float *o1 = malloc(sizeof(float) * a.nq);
+        float *o2 = malloc(sizeof(float) * a.nq);
+        memcpy(qr, a.q, sizeof(float) * a.nq);
+        memcpy(kr, a.k, sizeof(float) * a.nkv);
+        rope_apply_rotary_pos_emb(qr, kr, a.cos, a.sin, 1, N, H, HKV, D, 11,
+                                  a.p.pairing);
+        for (int pi = 0; pi < np; pi++) {
+            rope_attention_params plain = a.p;
+            a.p.simd = plain.simd = paths[pi];
+            plain.freqs_cos = plain.freqs_sin = NULL;
+            ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
+            ck_assert_int_eq(rope_attention(o2, qr, kr, a.v, &plain), 0);
+            ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
+                          "pairing %d path %s", pr, rope_simd_name(paths[pi]));
+        }
+        free(qr); free(kr); free(o1); free(o2); att_free(&a);
+    }
+}
+END_TEST
 START_TEST(test_attention_exp2_accuracy)
 {
     enum { N = 126 * 1024 + 1 };
@@ -353,6 +383,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_gqa_equals_repeat_kv);
     tcase_add_test(tc, test_attention_mask_aligned_to_last_keys);
     tcase_add_test(tc, test_attention_scaled_table);
+    tcase_add_test(tc, test_attention_fused_rotation_is_chapter_3s);
     tcase_add_test(tc, test_attention_exp2_accuracy);
     tcase_add_test(tc, test_attention_simd_env);
     tcase_add_test(tc, test_attention_rejects_bad_arguments);

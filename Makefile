@@ -248,6 +248,13 @@ lint: deps-check
 	  cat "$$tmp/diff" >&2; exit 1; fi
 	@if LC_ALL=C grep -n '[^ -~	]' $(NW) Makefile README.md; then \
 	  echo "lint: non-ASCII characters above" >&2; exit 1; fi
+	@# Every exercise has a worked solution and a Check test case.
+	@n=0; bad=0; for ex in $$(grep -oh 'label{ex:[0-9]*\.[0-9]*}' $(NW) \
+	    | sed 's/.*ex:\(.*\)}/\1/'); do n=$$((n+1)); \
+	  grep -q "label{sol:$$ex}" $(NW) || { echo "lint: exercise $$ex has no solution" >&2; bad=1; }; \
+	  grep -q "\"exercise $$ex\"" $(NW) || { echo "lint: exercise $$ex has no test case" >&2; bad=1; }; \
+	done; [ $$bad = 0 ] || exit 1; \
+	echo "lint: the $$n exercises each have a solution and a test case"
 
 # ---------------------------------------------------------------- set-up
 DEBIAN_PACKAGES := build-essential pkg-config noweb check \

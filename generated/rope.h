@@ -220,4 +220,6 @@ int rope_simd_parse(const char *name, rope_simd *out);
 void rope_exp2_vec(float *y, const float *x, int n, rope_simd s);
 double rope_fma_peak(rope_simd s, int n_threads, double seconds);
 double rope_triad_bandwidth(double seconds);
+int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
+                   int n_kv_heads, int head_dim, int n_rep);
 #endif

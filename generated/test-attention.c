@@ -578,12 +578,12 @@ START_TEST(test_attention_cli_bad_calls)
     att_make_bad_files(dir);
     size_t len = 0;
     for (const char *c = att_cli_bad[_i][0]; *c; ) {
-        const char *piece = strncmp(c, "DIR", 3) ? c : dir;
-        size_t m = strncmp(c, "DIR", 3) ? 1 : strlen(dir);
+        int is_dir = strncmp(c, "DIR", 3) == 0;
+        size_t m = is_dir ? strlen(dir) : 1;
         ck_assert(len + m < sizeof args);
-        memcpy(args + len, piece, m);
+        memcpy(args + len, is_dir ? dir : c, m);
         len += m;
-        c += strncmp(c, "DIR", 3) ? 1 : 3;
+        c += is_dir ? 3 : 1;
     }
     args[len] = '\0';
     cli_result r = cli_run(args);

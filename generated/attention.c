@@ -90,6 +90,20 @@ static ATT_VECTORIZE void att_rotate_row(
         }
     }
 }
+int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
+                   int n_kv_heads, int head_dim, int n_rep)
+{
+    if (!out || !x || batch < 1 || seq_len < 1 || n_kv_heads < 1
+        || head_dim < 1 || n_rep < 1)
+        return 1;
+    size_t rows = (size_t)batch * seq_len * n_kv_heads;
+    size_t len = sizeof(float) * head_dim;
+    for (size_t t = 0; t < rows; t++)       /* (b, j, g) */
+        for (int c = 0; c < n_rep; c++)     /* head g * n_rep + c */
+            memcpy(out + (t * n_rep + c) * head_dim,
+                   x + t * head_dim, len);
+    return 0;
+}
 typedef void (*att_s_fn)(float *S, const float *Q, const float *Kt,
                          int M, int dp);
 typedef void (*att_sm_fn)(float *S, int M, const int *nvalid,

@@ -87,7 +87,7 @@ typedef struct rope_attention_params {
     int batch, seq_len, kv_len;   /* seq_len <= kv_len */
     int n_heads, n_kv_heads;      /* n_heads % n_kv_heads == 0 */
     int head_dim;
-    long start_pos;               /* S of (eq. positions) */
+    long start_pos;               /* S: key j sits at S + j */
     int causal;                   /* 1: MiniMind's mask */
     const float *freqs_cos;       /* [table_len, head_dim] or NULL */
     const float *freqs_sin;       /*   (NULL: no RoPE) */
@@ -220,4 +220,6 @@ int rope_simd_parse(const char *name, rope_simd *out);
 void rope_exp2_vec(float *y, const float *x, int n, rope_simd s);
 double rope_fma_peak(rope_simd s, int n_threads, double seconds);
 double rope_triad_bandwidth(double seconds);
+int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
+                   int n_kv_heads, int head_dim, int n_rep);
 #endif

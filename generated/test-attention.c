@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "tests.h"
 
 typedef struct {
@@ -65,6 +66,59 @@ static int att_paths(rope_simd *paths)
     for (int i = 0; i < 3; i++)
         if (rope_simd_available(all[i])) paths[n++] = all[i];
     return n;
+}
+static void att_put_npy(const char *dir, const char *name,
+                        const float *x, int ndim, const long *shape)
+{
+    char path[256], err[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    ck_assert_msg(rope_npy_write(path, x, ndim, shape, err,
+                                 sizeof err) == 0, "%s", err);
+}
+
+static void att_put_bytes(const char *dir, const char *name,
+                          const void *buf, size_t n)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    ck_assert(n == 0 || fwrite(buf, 1, n, f) == n);
+    ck_assert(fclose(f) == 0);
+}
+static void att_make_bad_files(const char *dir)
+{
+    static const struct { const char *name; int ndim; long s[4]; }
+    f[] = {
+        {"q.npy", 4, {1, 4, 8, 8}}, {"k.npy", 4, {1, 6, 2, 8}},
+        {"v.npy", 4, {1, 6, 2, 8}}, {"k3.npy", 4, {1, 6, 3, 8}},
+        {"v3.npy", 4, {1, 6, 3, 8}}, {"ks.npy", 4, {1, 3, 2, 8}},
+        {"vs.npy", 4, {1, 3, 2, 8}}, {"v5.npy", 4, {1, 5, 2, 8}},
+        {"q6.npy", 4, {1, 4, 8, 6}}, {"qb.npy", 4, {2, 4, 8, 8}},
+        {"q3d.npy", 3, {4, 8, 8}}, {"q7.npy", 4, {1, 4, 8, 7}},
+        {"k7.npy", 4, {1, 6, 2, 7}}, {"v7.npy", 4, {1, 6, 2, 7}},
+    };
+    static float ones[2 * 4 * 8 * 8];
+    for (size_t i = 0; i < sizeof ones / sizeof ones[0]; i++)
+        ones[i] = 1.0f;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        att_put_npy(dir, f[i].name, ones, f[i].ndim, f[i].s);
+    char path[256];
+    unsigned char buf[2048];
+    snprintf(path, sizeof path, "%s/v.npy", dir);
+    FILE *in = fopen(path, "rb");
+    ck_assert(in != NULL);
+    size_t n = fread(buf, 1, sizeof buf, in);
+    fclose(in);
+    ck_assert(n > 128 && n < sizeof buf - 4);
+    att_put_bytes(dir, "empty.npy", buf, 0);
+    att_put_bytes(dir, "short.npy", buf, n - 4);
+    att_put_bytes(dir, "long.npy", buf, n + 4);    /* 4 stray bytes */
+    for (size_t i = 0; i + 3 <= 128; i++)
+        if (!memcmp(buf + i, "<f4", 3)) buf[i + 2] = '8';
+    att_put_bytes(dir, "f8.npy", buf, n);
+    buf[0] = 'X';
+    att_put_bytes(dir, "magic.npy", buf, n);
 }
 START_TEST(test_attention_two_keys_closed_form)
 {
@@ -187,6 +241,22 @@ START_TEST(test_attention_decode_equals_prefill)
     }
 }
 END_TEST
+START_TEST(test_attention_repeat_kv_copies_head_a_over_r)
+{
+    enum { B = 2, N = 5, HKV = 3, D = 6, R = 4, H = HKV * R };
+    float x[B * N * HKV * D], out[B * N * H * D];
+    for (int i = 0; i < B * N * HKV * D; i++) x[i] = (float)i;
+    ck_assert_int_eq(rope_repeat_kv(out, x, B, N, HKV, D, R), 0);
+    for (int t = 0; t < B * N; t++)
+        for (int a = 0; a < H; a++)
+            for (int e = 0; e < D; e++)
+                ck_assert_float_eq(out[(t * H + a) * D + e],
+                                   x[(t * HKV + a / R) * D + e]);
+    ck_assert_int_ne(rope_repeat_kv(out, x, B, N, HKV, D, 0), 0);
+    ck_assert_int_ne(rope_repeat_kv(out, x, B, 0, HKV, D, R), 0);
+    ck_assert_int_ne(rope_repeat_kv(NULL, x, B, N, HKV, D, R), 0);
+}
+END_TEST
 START_TEST(test_attention_gqa_equals_repeat_kv)
 {
     enum { N = 200, H = 8, HKV = 2, D = 64, R = H / HKV };
@@ -196,12 +266,9 @@ START_TEST(test_attention_gqa_equals_repeat_kv)
     float *vr = malloc(sizeof(float) * a.nkv * R);
     float *o1 = malloc(sizeof(float) * a.nq);
     float *o2 = malloc(sizeof(float) * a.nq);
-    for (size_t j = 0; j < (size_t)N; j++)
-        for (int hh = 0; hh < H; hh++) {
-            size_t src = (j * HKV + hh / R) * D, dst = (j * H + hh) * D;
-            memcpy(kr + dst, a.k + src, sizeof(float) * D);
-            memcpy(vr + dst, a.v + src, sizeof(float) * D);
-        }
+    ck_assert(kr && vr && o1 && o2);
+    ck_assert_int_eq(rope_repeat_kv(kr, a.k, 1, N, HKV, D, R), 0);
+    ck_assert_int_eq(rope_repeat_kv(vr, a.v, 1, N, HKV, D, R), 0);
     rope_simd paths[3];
     int np = att_paths(paths);
     for (int pi = 0; pi < np; pi++) {
@@ -370,6 +437,178 @@ START_TEST(test_attention_workspace_is_linear)
     ck_assert(w2 >= kv && w2 <= kv + kv / 20);
 }
 END_TEST
+typedef struct {
+    int b, n, nkv, h, hkv, d, causal, rope;
+    long start;
+    double theta;
+    rope_pairing pairing;
+    rope_simd simd;
+    const char *flags;
+} att_cli_case;
+
+static const att_cli_case att_cli_cases[] = {
+    {1, 37, 37, 8, 2, 16, 1, 1, 0, 1e6, ROPE_PAIRING_HALF,
+     ROPE_SIMD_AUTO, "--causal"},
+    {1, 37, 37, 8, 2, 16, 0, 0, 0, 0, ROPE_PAIRING_HALF,
+     ROPE_SIMD_AUTO, "--no-rope"},
+    {1, 33, 33, 8, 8, 8, 1, 0, 0, 0, ROPE_PAIRING_HALF,
+     ROPE_SIMD_AUTO, "--causal --no-rope"},
+    {2, 7, 30, 8, 4, 8, 1, 1, 5, 1e6, ROPE_PAIRING_HALF,
+     ROPE_SIMD_AUTO, "--causal --start-pos 5 --threads 3"},
+    {1, 20, 45, 4, 1, 12, 0, 1, 100, 1e4, ROPE_PAIRING_INTERLEAVED,
+     ROPE_SIMD_AUTO, "--start-pos 100 --theta 1e4 "
+     "--pairing interleaved"},
+    {1, 70, 70, 8, 2, 64, 1, 1, 0, 1e6, ROPE_PAIRING_HALF,
+     ROPE_SIMD_SCALAR, "--causal --simd scalar --threads 2"},
+    {1, 1, 300, 8, 2, 64, 1, 1, 9, 1e6, ROPE_PAIRING_HALF,
+     ROPE_SIMD_AUTO, "--causal --start-pos 9 --threads 2"},
+};
+#define N_ATT_CLI_CASES \
+    (int)(sizeof att_cli_cases / sizeof att_cli_cases[0])
+START_TEST(test_attention_cli_equals_the_library)
+{
+    const att_cli_case *t = &att_cli_cases[_i];
+    char dir[] = "/tmp/rope-attention-XXXXXX", args[512], path[128];
+    char err[256];
+    uint64_t st = 1000 + (uint64_t)_i;
+    size_t nq = (size_t)t->b * t->n * t->h * t->d;
+    size_t nkv = (size_t)t->b * t->nkv * t->hkv * t->d;
+    long qs[4] = {t->b, t->n, t->h, t->d};
+    long ks[4] = {t->b, t->nkv, t->hkv, t->d};
+    float *q = att_random(nq, &st), *k = att_random(nkv, &st);
+    float *v = att_random(nkv, &st), *want = malloc(sizeof(float) * nq);
+    ck_assert(want != NULL && mkdtemp(dir) != NULL);
+    att_put_npy(dir, "q.npy", q, 4, qs);
+    att_put_npy(dir, "k.npy", k, 4, ks);
+    att_put_npy(dir, "v.npy", v, 4, ks);
+    snprintf(args, sizeof args, "attention --q %s/q.npy --k %s/k.npy "
+             "--v %s/v.npy --out %s/o.npy %s", dir, dir, dir, dir,
+             t->flags);
+    cli_result r = cli_run(args);
+    ck_assert_msg(r.status == 0, "'%s': status %d, %s", args, r.status,
+                  r.err);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_str_eq(r.err, "");
+    cli_result_free(&r);
+    rope_attention_params p;
+    float *c = NULL, *s = NULL;
+    rope_attention_defaults(&p);
+    p.batch = t->b; p.seq_len = t->n; p.kv_len = t->nkv;
+    p.n_heads = t->h; p.n_kv_heads = t->hkv; p.head_dim = t->d;
+    p.causal = t->causal; p.start_pos = t->start;
+    p.pairing = t->pairing; p.simd = t->simd;
+    if (t->rope) {
+        p.table_len = t->start + t->nkv;
+        c = malloc(sizeof(float) * p.table_len * t->d);
+        s = malloc(sizeof(float) * p.table_len * t->d);
+        ck_assert(c && s);
+        ck_assert_int_eq(rope_precompute_freqs_cis(c, s, t->d, p.table_len,
+            t->theta, ROPE_PRECISION_FLOAT), 0);
+        p.freqs_cos = c; p.freqs_sin = s;
+    }
+    ck_assert_int_eq(rope_attention(want, q, k, v, &p), 0);
+    free(c); free(s);
+    rope_npy o;
+    snprintf(path, sizeof path, "%s/o.npy", dir);
+    ck_assert_msg(rope_npy_read(path, &o, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(o.ndim, 4);
+    for (int j = 0; j < 4; j++)
+        ck_assert_int_eq(o.shape[j], qs[j]);
+    ck_assert_msg(memcmp(o.data, want, sizeof(float) * nq) == 0,
+                  "'%s' differs from rope_attention", args);
+    rope_npy_free(&o);
+    static const char *const made[] = {"q.npy", "k.npy", "v.npy", "o.npy"};
+    for (int j = 0; j < 4; j++) {
+        snprintf(path, sizeof path, "%s/%s", dir, made[j]);
+        remove(path);
+    }
+    rmdir(dir);
+    free(q); free(k); free(v); free(want);
+}
+END_TEST
+#define ATT_QKV " --q DIR/q.npy --k DIR/k.npy --v DIR/v.npy"
+#define ATT_CALL "attention" ATT_QKV " --out DIR/o.npy"
+static const char *const att_cli_bad[][2] = {
+    {"attention --q DIR/q.npy --k DIR/k3.npy --v DIR/v3.npy "
+     "--out DIR/o.npy", "n_heads 8 is not a multiple of n_kv_heads 3"},
+    {"attention --q DIR/q.npy --k DIR/ks.npy --v DIR/vs.npy "
+     "--out DIR/o.npy", "seq_len 4 exceeds kv_len 3"},
+    {"attention --q DIR/q.npy --k DIR/k.npy --v DIR/v5.npy "
+     "--out DIR/o.npy", "must be [batch"},
+    {"attention --q DIR/q6.npy --k DIR/k.npy --v DIR/v.npy "
+     "--out DIR/o.npy", "must be [batch"},
+    {"attention --q DIR/qb.npy --k DIR/k.npy --v DIR/v.npy "
+     "--out DIR/o.npy", "must be [batch"},
+    {"attention --q DIR/q3d.npy --k DIR/k.npy --v DIR/v.npy "
+     "--out DIR/o.npy", "must be [batch"},
+    {"attention --q DIR/q7.npy --k DIR/k7.npy --v DIR/v7.npy "
+     "--out DIR/o.npy", "--head-dim"},
+    {"attention --q DIR/magic.npy --k DIR/k.npy --v DIR/v.npy "
+     "--out DIR/o.npy", "bad magic"},
+    {"attention --q DIR/q.npy --k DIR/empty.npy --v DIR/v.npy "
+     "--out DIR/o.npy", "bad magic"},
+    {"attention --q DIR/q.npy --k DIR/k.npy --v DIR/f8.npy "
+     "--out DIR/o.npy", "not float32"},
+    {"attention --q DIR/short.npy --k DIR/k.npy --v DIR/v.npy "
+     "--out DIR/o.npy", "truncated data"},
+    {"attention --q DIR/long.npy --k DIR/k.npy --v DIR/v.npy "
+     "--out DIR/o.npy", "after the data"},
+    {"attention --q DIR/none.npy --k DIR/k.npy --v DIR/v.npy "
+     "--out DIR/o.npy", "none.npy"},
+    {"attention" ATT_QKV, "--out"},
+    {"attention --k DIR/k.npy --v DIR/v.npy --out DIR/o.npy", "--q"},
+    {ATT_CALL " --start-pos", "--start-pos"},
+    {ATT_CALL " --threads 0", "--threads"},
+    {ATT_CALL " --threads two", "--threads"},
+    {ATT_CALL " --start-pos -1", "--start-pos"},
+    {ATT_CALL " --start-pos 16777214", "--start-pos"},
+    {ATT_CALL " --simd neon", "--simd"},
+    {ATT_CALL " --pairing diagonal", "--pairing"},
+    {ATT_CALL " --theta 0.5", "--theta"},
+    {ATT_CALL " --head-dim 16", "--head-dim"},
+    {ATT_CALL " --scaling nosuch", "--scaling"},
+    {ATT_CALL " --frobnicate", "--frobnicate"},
+    {"attention" ATT_QKV " --out DIR/no/o.npy", "no/o.npy"},
+};
+#define N_ATT_CLI_BAD (int)(sizeof att_cli_bad / sizeof att_cli_bad[0])
+START_TEST(test_attention_cli_bad_calls)
+{
+    char dir[] = "/tmp/rope-attention-XXXXXX", args[1024], path[128];
+    ck_assert(mkdtemp(dir) != NULL);
+    att_make_bad_files(dir);
+    size_t len = 0;
+    for (const char *c = att_cli_bad[_i][0]; *c; ) {
+        int is_dir = strncmp(c, "DIR", 3) == 0;
+        size_t m = is_dir ? strlen(dir) : 1;
+        ck_assert(len + m < sizeof args);
+        memcpy(args + len, is_dir ? dir : c, m);
+        len += m;
+        c += is_dir ? 3 : 1;
+    }
+    args[len] = '\0';
+    cli_result r = cli_run(args);
+    ck_assert_msg(r.status == 2, "'%s': status %d", args, r.status);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_int_eq(cli_line_count(r.err), 1);
+    ck_assert_msg(strncmp(r.err, "rope: error: ", 13) == 0
+                  && strstr(r.err, att_cli_bad[_i][1]) != NULL,
+                  "'%s' gave: %s", args, r.err);
+    cli_result_free(&r);
+    snprintf(path, sizeof path, "%s/o.npy", dir);
+    ck_assert_msg(access(path, F_OK) != 0, "'%s' wrote o.npy", args);
+    static const char *const made[] = {
+        "q.npy", "k.npy", "v.npy", "k3.npy", "v3.npy", "ks.npy", "vs.npy",
+        "v5.npy", "q6.npy", "qb.npy", "q3d.npy", "q7.npy", "k7.npy",
+        "v7.npy", "empty.npy", "short.npy", "long.npy", "f8.npy",
+        "magic.npy"
+    };
+    for (size_t j = 0; j < sizeof made / sizeof made[0]; j++) {
+        snprintf(path, sizeof path, "%s/%s", dir, made[j]);
+        remove(path);
+    }
+    rmdir(dir);
+}
+END_TEST
 
 Suite *attention_suite(void)
 {
@@ -380,6 +619,7 @@ Suite *attention_suite(void)
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
     tcase_add_test(tc, test_attention_threads_bit_identical);
     tcase_add_test(tc, test_attention_decode_equals_prefill);
+    tcase_add_test(tc, test_attention_repeat_kv_copies_head_a_over_r);
     tcase_add_test(tc, test_attention_gqa_equals_repeat_kv);
     tcase_add_test(tc, test_attention_mask_aligned_to_last_keys);
     tcase_add_test(tc, test_attention_scaled_table);
@@ -388,6 +628,9 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_simd_env);
     tcase_add_test(tc, test_attention_rejects_bad_arguments);
     tcase_add_test(tc, test_attention_workspace_is_linear);
+    tcase_add_loop_test(tc, test_attention_cli_equals_the_library, 0,
+                        N_ATT_CLI_CASES);
+    tcase_add_loop_test(tc, test_attention_cli_bad_calls, 0, N_ATT_CLI_BAD);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -51,7 +51,8 @@ EXTRA_ROOTS_3 :=
 
 EXTRA_ROOTS_4 :=
 
-EXTRA_ROOTS_5 := generated/bench-attention.c
+EXTRA_ROOTS_5 := generated/bench-attention.c generated/bench-harness.c \
+  generated/bench-harness.h
 
 # ---------------------------------------------------------------- roots
 # The list of roots is the list of generated files; `make lint` holds the
@@ -104,6 +105,9 @@ TEST_OBJS := $(B)/obj/test-main.o $(B)/obj/test-util.o \
   $(B)/obj/exercises-$m-solution.o)
 BOOKDATA_OBJS := $(B)/obj/bookdata-main.o $(B)/obj/bookdata-util.o \
   $(foreach m,$(NAMES),$(B)/obj/bookdata-$m.o)
+# Chapter 5's book data runs the benchmark harness that make bench runs.
+BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o)
+BOOKDATA_OBJS += $(BENCH_OBJS)
 
 .PHONY: all tangle check-generated lint test book exercise bench clean \
   deps deps-check
@@ -212,7 +216,7 @@ book/rope.pdf: build/book/rope.tex build/data/.stamp $(BOOK_SUPPORT)
 
 # ---------------------------------------------------------------- bench
 # Chapter 5's measurements: progress on stderr, the table on stdout.
-$(B)/bench-attention: $(B)/obj/bench-attention.o $(B)/librope.a
+$(B)/bench-attention: $(B)/obj/bench-attention.o $(BENCH_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 bench: deps

@@ -6,33 +6,6 @@
 #include <unistd.h>
 #include "tests.h"
 
-static void randfill(float *x, size_t n, unsigned seed)
-{
-    unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1u);
-    for (size_t i = 0; i < n; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)((double)(s >> 11) / 4503599627370496.0 - 1.0);
-    }
-}
-
-static double dot64(const float *a, const float *b, int n)
-{
-    double sum = 0;
-    for (int i = 0; i < n; i++)
-        sum += (double)a[i] * (double)b[i];
-    return sum;
-}
-static void rotate_to(float *x, int d, double base, long m,
-                      rope_precision prec, rope_pairing pairing)
-{
-    float inv[512], c[1024], s[1024], k[1024];
-    ck_assert(d <= 1024);
-    rope_default_inv_freq(inv, d, base);
-    ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, d, m,
-                         m + 1, 1.0, prec), 0);
-    memcpy(k, x, (size_t)d * sizeof *k);
-    rope_apply_rotary_pos_emb(x, k, c, s, 1, 1, 1, 1, d, 0, pairing);
-}
 #define GMM "tests/golden/minimind/"
 #define GHF "tests/golden/hf/"
 

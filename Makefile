@@ -51,20 +51,24 @@ EXTRA_ROOTS_3 :=
 
 EXTRA_ROOTS_4 :=
 
-EXTRA_ROOTS_5 := generated/bench-attention.c generated/bench-harness.c \
-  generated/bench-harness.h
+EXTRA_ROOTS_5 := generated/bench/bench-attention.c \
+  generated/bench/bench-harness.c generated/bench/bench-harness.h
 
 # ---------------------------------------------------------------- roots
 # The list of roots is the list of generated files; `make lint` holds the
-# roots that noroots finds equal to this list.
-CORE_ROOTS := generated/rope.h generated/tests.h generated/cli.h \
-  generated/bookdata.h generated/rope-cli.c generated/cli-util.c \
-  generated/test-main.c generated/test-util.c generated/bookdata-main.c \
-  generated/bookdata-util.c generated/exercise-main.c
-chapter_roots = generated/$1.c generated/test-$1.c generated/cli-$1.c \
-  generated/bookdata-$1.c generated/exercises-$1.h \
-  generated/exercises-$1-starter.c generated/test-exercises-$1.c \
-  generated/exercises-$1-solution.c
+# roots that noroots finds equal to this list.  generated/ is grouped as
+# the book is: lib/ is the library a reader compares with MiniMind (Part I);
+# cli/, tests/, bookdata/, bench/ and exercises/ are the workshop (Part II).
+CORE_ROOTS := generated/lib/rope.h generated/tests/tests.h \
+  generated/cli/cli.h generated/bookdata/bookdata.h \
+  generated/cli/rope-cli.c generated/cli/cli-util.c \
+  generated/tests/test-main.c generated/tests/test-util.c \
+  generated/bookdata/bookdata-main.c generated/bookdata/bookdata-util.c \
+  generated/exercises/exercise-main.c
+chapter_roots = generated/lib/$1.c generated/tests/test-$1.c \
+  generated/cli/cli-$1.c generated/bookdata/bookdata-$1.c \
+  generated/exercises/exercises-$1.h generated/exercises/exercises-$1-starter.c \
+  generated/tests/test-exercises-$1.c generated/exercises/exercises-$1-solution.c
 ROOTS := $(CORE_ROOTS) $(foreach m,$(NAMES),$(call chapter_roots,$m)) \
   $(foreach n,$(CHAPTERS),$(EXTRA_ROOTS_$n))
 
@@ -189,7 +193,10 @@ build/data/.stamp: $(B)/bookdata
 
 build/book/rope.tex: $(NW) Makefile
 	@mkdir -p build/book
-	noweave -delay -index $(NW) > $@.tmp
+	@# Quoted code in the prose ([[...]], woven as {\Tt{}...\nwendquote})
+	@# gets straight quotes, as code chunks do (the preamble of rope.nw).
+	noweave -delay -index $(NW) | perl -pe \
+	  's{(\{\\Tt\{\}.*?\\nwendquote\})}{my $$x = $$1; $$x =~ /\\LA\{\}/ or $$x =~ s/\x27/\\textquotesingle{}/g; $$x =~ /\\LA\{\}/ or $$x =~ s/\x60/\\textasciigrave{}/g; $$x}ge' > $@.tmp
 	mv $@.tmp $@
 
 BOOK_SUPPORT := $(wildcard book/*.bib book/*.sty)
@@ -226,17 +233,18 @@ bench: deps
 # ---------------------------------------------------------------- checks
 tangle: deps-check
 	@mkdir -p generated
-	@for r in $(ROOTS); do \
+	@for r in $(ROOTS); do mkdir -p "$$(dirname "$$r")"; \
 	  notangle -R"$$r" $(NW) > generated/.tmp || { echo "notangle failed for $$r" >&2; exit 1; }; \
 	  cpif "$$r" < generated/.tmp; chmod 644 "$$r"; \
 	done; rm -f generated/.tmp
-	@for f in generated/*; do \
+	@for f in $$(find generated -type f); do \
 	  case " $(ROOTS) " in *" $$f "*) ;; *) echo "removing stale $$f"; rm -f "$$f";; esac; \
 	done
 
 check-generated: deps-check
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; mkdir -p "$$tmp/generated"; \
-	for r in $(ROOTS); do notangle -R"$$r" $(NW) > "$$tmp/$$r"; done; \
+	for r in $(ROOTS); do mkdir -p "$$tmp/$$(dirname "$$r")"; \
+	  notangle -R"$$r" $(NW) > "$$tmp/$$r"; done; \
 	if diff -r "$$tmp/generated" generated > "$$tmp/diff"; then \
 	  echo "check-generated: generated/ matches a fresh tangle ($(words $(ROOTS)) files)"; \
 	else head -40 "$$tmp/diff"; \

@@ -105,7 +105,7 @@ END_TEST
 
 Suite *exercises_rotary_suite(void)
 {
-    Suite *s = suite_create("exercises-rotary");
+    Suite *s = suite_create("chapter 3: exercises");
     const struct { const char *name; const TTest *test; } ex[] = {
         {"exercise 3.1", exercise_3_1_unrotate_inverts_the_rotation},
         {"exercise 3.2", exercise_3_2_reordered_rows_give_the_same_scores},

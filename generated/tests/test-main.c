@@ -7,7 +7,6 @@ static const struct {
     int chapter;
     Suite *(*make)(void);
 } suites[] = {
-    /* {chapter, suite}: chapters 1-5 */
     {1, positions_suite},
     {1, exercises_positions_suite},
     {2, sinusoidal_suite},
@@ -18,6 +17,7 @@ static const struct {
     {4, exercises_scaling_suite},
     {5, attention_suite},
     {5, exercises_attention_suite},
+    /* {chapter, suite}: chapters 1-5 */
     {0, NULL}
 };
 

@@ -1,4 +1,4 @@
-/* generated/test-scaling.c: checks of chapter 4 (RoPE scaling) */
+/* generated/tests/test-scaling.c: checks of chapter 4 (RoPE scaling) */
 #include "rope.h"
 #include "tests.h"
 
@@ -958,7 +958,7 @@ END_TEST
 
 Suite *scaling_suite(void)
 {
-    Suite *suite = suite_create("scaling");
+    Suite *suite = suite_create("chapter 4: long context");
     TCase *tc = tcase_create("scaling");
     tcase_set_timeout(tc, 30);
     tcase_add_loop_test(tc, test_scaling_golden_inv_freq, 0,

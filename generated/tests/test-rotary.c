@@ -1018,7 +1018,7 @@ END_TEST
 
 Suite *rotary_suite(void)
 {
-    Suite *s = suite_create("rotary");
+    Suite *s = suite_create("chapter 3: rotary embeddings");
     TCase *tc = tcase_create("rotary");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_inv_freq_and_angles_match_minimind);

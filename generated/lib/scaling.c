@@ -1,4 +1,4 @@
-/* generated/scaling.c: RoPE scaling for long contexts (chapter 4) */
+/* generated/lib/scaling.c: RoPE scaling for long contexts (chapter 4) */
 #include "rope.h"
 
 #include <math.h>

@@ -4,7 +4,6 @@
 #include "cli.h"
 
 static const cli_command commands[] = {
-    /* {name, function, usage, summary}: chapters 1-5 */
     {"demo", cmd_demo, "demo NAME   (NAME: permutation, integer, normalized)",
      "chapter 1: print the table of a demonstration"},
     {"pe", cmd_pe, "pe --d-model D --positions LIST [--base B]",
@@ -23,6 +22,7 @@ static const cli_command commands[] = {
      "--out O.npy [--causal] [--start-pos S] [--threads T] "
      "[--simd auto|scalar|avx2|avx512] [--no-rope] [RoPE options]",
      "chapter 5: tiled attention with fused RoPE on .npy arrays"},
+    /* {name, function, usage, summary}: chapters 1-5 */
     {NULL, NULL, NULL, NULL}
 };
 

@@ -4,6 +4,7 @@
 #   make               librope.a and the CLI build/rope
 #   make test          every chapter's Check suite      (CHAPTER=N: one chapter)
 #   make book          book/rope.pdf
+#   make check-book    the shape of the built book (book/check-book.py)
 #   make exercise CHAPTER=N   check your own answers to chapter N's exercises
 #   make tangle        refresh the committed generated/ from the .nw files
 #   make check-generated      fail if generated/ differs from a fresh tangle
@@ -113,8 +114,8 @@ BOOKDATA_OBJS := $(B)/obj/bookdata-main.o $(B)/obj/bookdata-util.o \
 BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o)
 BOOKDATA_OBJS += $(BENCH_OBJS)
 
-.PHONY: all tangle check-generated lint test book exercise bench clean \
-  deps deps-check
+.PHONY: all tangle check-generated lint test book check-book exercise bench \
+  clean deps deps-check
 all: $(B)/librope.a $(B)/rope.h $(B)/rope
 
 # The library's header, beside the library.
@@ -221,6 +222,12 @@ book/rope.pdf: build/book/rope.tex build/data/.stamp $(BOOK_SUPPORT)
 	cp build/book/rope.pdf $@
 	@echo "book/rope.pdf: $$(pdfinfo $@ 2>/dev/null | awk '/^Pages/{print $$2}') pages"
 
+# The shape of the built book: Part I and Part II in the contents, the
+# code share and length of each Part I chapter, library code that copies
+# verbatim from the PDF, the PDF's metadata, the index's running heads.
+check-book: book
+	/usr/bin/python3 book/check-book.py
+
 # ---------------------------------------------------------------- bench
 # Chapter 5's measurements: progress on stderr, the table on stdout.
 $(B)/bench-attention: $(B)/obj/bench-attention.o $(BENCH_OBJS) $(B)/librope.a
@@ -271,7 +278,7 @@ lint: deps-check
 # ---------------------------------------------------------------- set-up
 DEBIAN_PACKAGES := build-essential pkg-config noweb check \
   texlive-latex-base texlive-latex-recommended texlive-pictures lmodern \
-  latexmk poppler-utils
+  latexmk poppler-utils python3
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""check-book.py: checks the shape of the built book (make check-book).
+
+Run from the project root after make book.  It checks what the
+book-structure issue asks of the PDF and of the Part I sources:
+  - the contents show Part I (chapters 1, 2, ...) and Part II (chapters
+    W1, W2, ...), then the appendices;
+  - in each Part I chapter file (chapters/0N-*.nw) the lines inside code
+    chunks are at most 35% of the file's lines;
+  - each Part I chapter is at most 40 printed pages;
+  - at least 99.5% of the non-blank lines of each library file
+    (generated/lib/*.c) appear verbatim (whitespace collapsed) as lines of
+    the PDF's text, and the text has no guillemets;
+  - the PDF has a title, an author and a subject;
+  - no index page carries the running head of the bibliography.
+It prints one line per check and exits 1 if any fails."""
+import glob
+import re
+import subprocess
+import sys
+
+PDF = "book/rope.pdf"
+MAX_CODE_SHARE = 0.35
+MAX_PAGES = 40
+MIN_VERBATIM = 0.995
+
+failures = 0
+
+
+def report(ok, what):
+    global failures
+    print(("ok    " if ok else "FAIL  ") + what)
+    if not ok:
+        failures += 1
+
+
+def pdftotext(*args):
+    run = subprocess.run(["pdftotext", *args, PDF, "-"], capture_output=True,
+                         text=True, check=True)
+    return run.stdout
+
+
+def code_share(path):
+    """Lines inside code chunks over the lines counted.  A line '<<name>>='
+    opens a chunk and '@' or '@ ...' closes it; neither is counted.  Every
+    other line is code inside a chunk and documentation outside one."""
+    code = doc = 0
+    inside = False
+    with open(path, encoding="ascii") as f:
+        for line in f:
+            if re.match(r"^<<.*>>=\s*$", line):
+                inside = True
+            elif re.match(r"^@( |$)", line):
+                inside = False
+            elif inside:
+                code += 1
+            else:
+                doc += 1
+    return code, code + doc
+
+
+def contents_entries():
+    """The chapter-level entries of the contents: (label, title, page),
+    label being 'Part I', '3', 'W3', 'A' or '' for an unnumbered chapter.
+    Section entries (3.1, W3.2, ...) are skipped."""
+    toc = pdftotext("-layout", "-l", "20")
+    entries = []
+    for line in toc.splitlines():
+        m = re.match(r"^\s*(Part [IVX]+|W?\d+|[A-H])?\s*([A-Z][^.]*?)[\s.]+(\d+)\s*$",
+                     line)
+        if not m or re.match(r"^\s*W?\d+\.\d", line):
+            continue
+        entries.append((m.group(1) or "", m.group(2).strip(), int(m.group(3))))
+        if m.group(2).strip().startswith("Index of concepts"):
+            break
+    return entries
+
+
+def check_contents(entries):
+    labels = [e[0] for e in entries if e[0]]
+    ok = "Part I" in labels and "Part II" in labels
+    if ok:
+        i, ii = labels.index("Part I"), labels.index("Part II")
+        part1 = [x for x in labels[i + 1:ii] if x.isdigit()]
+        part2 = [x for x in labels[ii + 1:] if x.startswith("W")]
+        after = [x for x in labels[ii + 1:] if re.fullmatch(r"[A-H]", x)]
+        ok = (part1 == [str(n) for n in range(1, len(part1) + 1)]
+              and len(part1) >= 5
+              and part2 == ["W%d" % n for n in range(1, len(part1) + 1)]
+              and len(after) >= 1
+              and labels.index(after[0]) > labels.index(part2[-1]))
+        report(ok, "contents: Part I chapters %s, Part II chapters %s, then "
+               "appendices %s" % (",".join(part1), ",".join(part2),
+                                  ",".join(after)))
+    else:
+        report(False, "contents show Part I and Part II")
+
+
+def check_lengths(entries):
+    for (label, title, page), nxt in zip(entries, entries[1:]):
+        if label.isdigit():
+            pages = nxt[2] - page
+            report(0 < pages <= MAX_PAGES, "chapter %s (%s) is %d pages (at most %d)"
+                   % (label, title, pages, MAX_PAGES))
+
+
+def check_code_share():
+    for path in sorted(glob.glob("chapters/0[1-9]-*.nw")):
+        code, total = code_share(path)
+        report(code <= MAX_CODE_SHARE * total,
+               "%s: %d of %d lines in code chunks, %.1f%% (at most %d%%)"
+               % (path, code, total, 100.0 * code / total, 100 * MAX_CODE_SHARE))
+
+
+def check_verbatim(text):
+    def norm(s):
+        return re.sub(r"\s+", " ", s).strip()
+    lines = {norm(l) for l in text.splitlines()}
+    for path in sorted(glob.glob("generated/lib/*.c")):
+        with open(path, encoding="ascii") as f:
+            want = [norm(l) for l in f if norm(l)]
+        missing = [l for l in want if l not in lines]
+        found = len(want) - len(missing)
+        report(found >= MIN_VERBATIM * len(want),
+               "%s: %d of %d lines verbatim in the PDF's text" % (path, found, len(want)))
+        for l in missing[:5]:
+            print("        missing: %s" % l)
+    report("\u00ab" not in text and "\u00bb" not in text, "no guillemets in the PDF's text")
+
+
+def check_metadata():
+    info = subprocess.run(["pdfinfo", PDF], capture_output=True, text=True,
+                          check=True).stdout
+    for key in ("Title", "Author", "Subject"):
+        m = re.search(r"^%s:[ \t]*(.*)$" % key, info, re.M)
+        report(bool(m and m.group(1).strip()), "PDF metadata %s: %s"
+               % (key, m.group(1).strip() if m else "(none)"))
+
+
+def check_index_heads(text):
+    pages = text.split("\f")
+    start = None
+    for i, p in enumerate(pages):
+        if re.search(r"^Index of chunks\s*$", p, re.M) and i > 20:
+            start = i
+            break
+    if start is None:
+        report(False, "the index of chunks was found")
+        return
+    bad = [i + 1 for i, p in enumerate(pages[start:], start)
+           if p.strip() and "Bibliography" in p.strip().splitlines()[0]]
+    report(not bad, "no index page (from page %d) has the running head "
+           "'Bibliography'%s" % (start + 1, "" if not bad else ": pages %s" % bad))
+
+
+def main():
+    text = pdftotext()
+    entries = contents_entries()
+    check_contents(entries)
+    check_lengths(entries)
+    check_code_share()
+    check_verbatim(text)
+    check_metadata()
+    check_index_heads(text)
+    print("check-book: %d check%s failed" % (failures, "" if failures == 1 else "s"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

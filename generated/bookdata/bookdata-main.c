@@ -7,11 +7,11 @@ static const struct {
     int (*write)(const char *dir);
 } writers[] = {
     {"positions", bookdata_positions},
-    {"sinusoidal", bookdata_sinusoidal},
     {"rotary", bookdata_rotary},
     {"scaling", bookdata_scaling},
     {"attention", bookdata_attention},
     /* {name, writer}: chapters 1-5 */
+    {"sinusoidal", bookdata_sinusoidal},
     {NULL, NULL}
 };
 

@@ -19,9 +19,9 @@ typedef struct rope_example {
 #define ROPE_PE_PI 3.14159265358979323846
 enum {
     ROPE_PE_OK = 0,
-    ROPE_PE_EDMODEL = 1,   /* d_model odd or not positive */
-    ROPE_PE_EBASE = 2,     /* base not finite or not > 1 */
-    ROPE_PE_ELEN = 3       /* negative number of positions */
+    ROPE_PE_EDMODEL = 1, /* d_model odd or not positive */
+    ROPE_PE_EBASE = 2, /* base not finite or not > 1 */
+    ROPE_PE_ELEN = 3 /* negative number of positions */
 };
 /* chapter 3: rotary position embeddings */
 typedef enum {
@@ -151,11 +151,11 @@ int rope_pe_score_terms(const double *x, const double *pe,
                         int d_model, int d, double *s, double *terms);
 double rope_pe_wavelength(int i, int d_model, double base);
 double rope_pe_half_turn(int i, int d_model, double base);
+int rope_pe_print_rows(FILE *out, const long *positions, size_t n,
+                       int d_model, double base);
 void rope_pe_draw_example(uint64_t seed, int n, int d_model, int d,
                           double *x, double *wq, double *wk);
 double rope_pe_rms(const double *a, size_t len);
-int rope_pe_print_rows(FILE *out, const long *positions, size_t n,
-                       int d_model, double base);
 /* chapter 3: rotary position embeddings */
 void rope_default_inv_freq(float *inv_freq, int head_dim,
                            double rope_base);

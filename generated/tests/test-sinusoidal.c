@@ -233,6 +233,27 @@ START_TEST(test_dot_is_even_with_peak_at_zero)
     }
 }
 END_TEST
+START_TEST(test_learned_projections_see_absolute_positions)
+{
+    enum { N = 16, DM = 16, D = 16, NN = N * N };
+    double x[N * DM], pe[N * DM], wq[DM * D], wk[DM * D];
+    double s[NN], terms[4 * NN], dev = 0.0;
+    rope_pe_draw_example(ROPE_BOOK_SEED, N, DM, D, x, wq, wk);
+    ck_assert_int_eq(rope_pe_table(pe, N, DM, 1e4), ROPE_PE_OK);
+    ck_assert_int_eq(rope_pe_score_terms(x, pe, wq, wk, N, DM, D, s,
+                                         terms), 0);
+    const double *t4 = terms + 3 * NN;
+    for (int m = 1; m < N; m++)
+        for (int n = 1; n < N; n++)
+            dev = fmax(dev, fabs(t4[m * N + n]
+                                 - t4[(m - 1) * N + n - 1]));
+    ck_assert(dev > 0.1 * rope_pe_rms(t4, NN));
+    double cross = 0.0;
+    for (int j = 0; j < NN; j++)
+        cross += pow(terms[NN + j] + terms[2 * NN + j], 2);
+    ck_assert(sqrt(cross / NN) > rope_pe_rms(terms, NN) / 3);
+}
+END_TEST
 START_TEST(test_four_terms_sum_to_score)
 {
     enum { N = 16, DM = 16, D = 8, NN = N * N };
@@ -280,27 +301,6 @@ START_TEST(test_identity_projections_give_f)
             ck_assert(terms[NN + m * N + n]
                       == terms[2 * NN + n * N + m]);
         }
-}
-END_TEST
-START_TEST(test_learned_projections_see_absolute_positions)
-{
-    enum { N = 16, DM = 16, D = 16, NN = N * N };
-    double x[N * DM], pe[N * DM], wq[DM * D], wk[DM * D];
-    double s[NN], terms[4 * NN], dev = 0.0;
-    rope_pe_draw_example(ROPE_BOOK_SEED, N, DM, D, x, wq, wk);
-    ck_assert_int_eq(rope_pe_table(pe, N, DM, 1e4), ROPE_PE_OK);
-    ck_assert_int_eq(rope_pe_score_terms(x, pe, wq, wk, N, DM, D, s,
-                                         terms), 0);
-    const double *t4 = terms + 3 * NN;
-    for (int m = 1; m < N; m++)
-        for (int n = 1; n < N; n++)
-            dev = fmax(dev, fabs(t4[m * N + n]
-                                 - t4[(m - 1) * N + n - 1]));
-    ck_assert(dev > 0.1 * rope_pe_rms(t4, NN));
-    double cross = 0.0;
-    for (int j = 0; j < NN; j++)
-        cross += pow(terms[NN + j] + terms[2 * NN + j], 2);
-    ck_assert(sqrt(cross / NN) > rope_pe_rms(terms, NN) / 3);
 }
 END_TEST
 START_TEST(test_wavelengths)

@@ -18,8 +18,6 @@ void cli_result_free(cli_result *r);
 int cli_line_count(const char *text);
 Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);
-Suite *sinusoidal_suite(void);
-Suite *exercises_sinusoidal_suite(void);
 Suite *rotary_suite(void);
 Suite *exercises_rotary_suite(void);
 void randfill(float *x, size_t n, unsigned seed);
@@ -32,4 +30,6 @@ double scaling_golden_header_value(const char *path, const char *key);
 Suite *attention_suite(void);
 Suite *exercises_attention_suite(void);
 /* suites: chapters 1-5 */
+Suite *sinusoidal_suite(void);
+Suite *exercises_sinusoidal_suite(void);
 #endif

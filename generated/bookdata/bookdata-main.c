@@ -9,9 +9,9 @@ static const struct {
     {"positions", bookdata_positions},
     {"sinusoidal", bookdata_sinusoidal},
     {"rotary", bookdata_rotary},
-    {"scaling", bookdata_scaling},
     {"attention", bookdata_attention},
     /* {name, writer}: chapters 1-5 */
+    {"scaling", bookdata_scaling},
     {NULL, NULL}
 };
 

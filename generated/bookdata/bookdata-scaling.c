@@ -208,6 +208,21 @@ static void write_yarn(FILE *f)
         bd_def(f, "scaling-ds-ratio", "%g", af);
         bd_def(f, "scaling-ds-softmax", "%.4f", a2 * a2);
     }
+    {
+        float ramp[MM_D / 2];
+        int keep = 0, blend = 0, interp = 0;
+        rope_yarn_ramp(ramp, MM_D, MM_BASE, &m);
+        for (int i = 0; i < MM_D / 2; i++) {
+            keep += ramp[i] == 0.0f;
+            interp += ramp[i] == 1.0f;
+            blend += ramp[i] > 0.0f && ramp[i] < 1.0f;
+        }
+        bd_def(f, "scaling-mm-ykeep", "%d", keep);
+        bd_def(f, "scaling-mm-yblend", "%d", blend);
+        bd_def(f, "scaling-mm-yinterp", "%d", interp);
+        bd_def(f, "scaling-mm-ykeeplast", "%d", keep - 1);
+        bd_def(f, "scaling-mm-yinterpfirst", "%d", MM_D / 2 - interp);
+    }
     rope_compute_inv_freq(inv, &af, MM_D, MM_BASE, &m);
     bd_def(f, "scaling-fl-afm", "%.4f", af);
     write_flavour_column(f, 64);

@@ -8,10 +8,10 @@ static const struct {
 } writers[] = {
     {"positions", bookdata_positions},
     {"rotary", bookdata_rotary},
-    {"scaling", bookdata_scaling},
     {"attention", bookdata_attention},
     /* {name, writer}: chapters 1-5 */
     {"sinusoidal", bookdata_sinusoidal},
+    {"scaling", bookdata_scaling},
     {NULL, NULL}
 };
 

@@ -194,6 +194,35 @@ static void write_yarn(FILE *f)
     bd_def(f, "scaling-af-mscale", "%.4f", af);
     bd_def(f, "scaling-af-mu1", "%.1f", s.mscale);
     bd_def(f, "scaling-af-mu2", "%.3f", s.mscale_all_dim);
+    bd_def(f, "scaling-af-16sq", "%.4f",
+           rope_yarn_get_mscale(16, 1) * rope_yarn_get_mscale(16, 1));
+    {
+        rope_scaling ds = yarn_config(ROPE_YARN_HF, 40, 4096);
+        double a2 = rope_yarn_get_mscale(40, 0.707);
+        ds.mscale = 0.707;
+        ds.mscale_all_dim = 0.707;
+        rope_compute_inv_freq(inv, &af, 64, 1e4, &ds);
+        bd_def(f, "scaling-ds-s", "%.0f", ds.factor);
+        bd_def(f, "scaling-ds-L", "%ld", ds.original_max_position_embeddings);
+        bd_def(f, "scaling-ds-mu", "%.3f", ds.mscale);
+        bd_def(f, "scaling-ds-ratio", "%g", af);
+        bd_def(f, "scaling-ds-softmax", "%.4f", a2 * a2);
+    }
+    {
+        float ramp[MM_D / 2];
+        int keep = 0, blend = 0, interp = 0;
+        rope_yarn_ramp(ramp, MM_D, MM_BASE, &m);
+        for (int i = 0; i < MM_D / 2; i++) {
+            keep += ramp[i] == 0.0f;
+            interp += ramp[i] == 1.0f;
+            blend += ramp[i] > 0.0f && ramp[i] < 1.0f;
+        }
+        bd_def(f, "scaling-mm-ykeep", "%d", keep);
+        bd_def(f, "scaling-mm-yblend", "%d", blend);
+        bd_def(f, "scaling-mm-yinterp", "%d", interp);
+        bd_def(f, "scaling-mm-ykeeplast", "%d", keep - 1);
+        bd_def(f, "scaling-mm-yinterpfirst", "%d", MM_D / 2 - interp);
+    }
     rope_compute_inv_freq(inv, &af, MM_D, MM_BASE, &m);
     bd_def(f, "scaling-fl-afm", "%.4f", af);
     write_flavour_column(f, 64);
@@ -223,6 +252,19 @@ static void write_thresholds_and_ramps(const char *dir, FILE *f)
     bd_def(f, "scaling-wide-d", "%d", WIDE_D);
     scaling_def_base(f, "scaling-wide-base", WIDE_BASE);
     bd_def(f, "scaling-wide-L", "%d", WIDE_L);
+    {
+        double wl, wh, ml, mh;
+        rope_yarn_range(&wl, &wh, WIDE_D, WIDE_BASE, &hw);
+        rope_yarn_range(&ml, &mh, WIDE_D, WIDE_BASE, &mw);
+        bd_def(f, "scaling-wide-d1", "%.3f",
+               rope_yarn_correction_dim(1, WIDE_D, WIDE_BASE, WIDE_L));
+        bd_def(f, "scaling-wide-hlo", "%.0f", wl);
+        bd_def(f, "scaling-wide-hhi", "%.0f", wh);
+        bd_def(f, "scaling-wide-mhi", "%.0f", mh);
+        bd_def(f, "scaling-wide-last", "%d", WIDE_D / 2 - 1);
+        bd_def(f, "scaling-wide-clamp", "%d", WIDE_D - 1);
+        bd_def(f, "scaling-wide-hflast", "%.3f", rhw[WIDE_D / 2 - 1]);
+    }
     FILE *w = bd_open(dir, "scaling-ramp.dat");
     fprintf(w, "i mm96 hf96 mmwide hfwide\n");
     for (int i = 0; i < MM_D / 2; i++) {

@@ -42,6 +42,9 @@ int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
                       double *attention_factor_out);
 int cli_rope_table(const cli_rope_options *o, long start, long end,
                    float **freqs_cos, float **freqs_sin);
+int cmd_attention(int argc, char **argv);
+/* subcommands: chapters 1-5 */
+int cmd_pe(int argc, char **argv);
 int cli_scaling_parse_option(cli_rope_options *o, int argc, char **argv,
                              int *i);
 int cli_scaling_validate(const cli_rope_options *o);
@@ -50,7 +53,4 @@ int cli_scaling_inv_freq(const cli_rope_options *o, float *inv_freq,
 int cli_scaling_print(const cli_rope_options *o, const char *what,
                       const float *inv_freq, double attention_factor,
                       int *done);
-int cmd_attention(int argc, char **argv);
-/* subcommands: chapters 1-5 */
-int cmd_pe(int argc, char **argv);
 #endif

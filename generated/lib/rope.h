@@ -75,7 +75,6 @@ typedef enum {
     ROPE_SCALING_ELIST,         ROPE_SCALING_EATTENTION,
     ROPE_SCALING_ETYPE
 } rope_scaling_error;
-#define CLI_MAX_HALF 2048   /* longest factor list the CLI stores */
 typedef enum {
     ROPE_SIMD_AUTO,    /* best the CPU has, or $ROPE_SIMD */
     ROPE_SIMD_SCALAR,  /* portable C */
@@ -102,6 +101,7 @@ enum {
     ROPE_ATTENTION_ROWS = 64,     /* rows (head, query) per block */
     ROPE_ATTENTION_SPLIT_MAX = 16 /* decode: most key ranges */
 };
+#define CLI_MAX_HALF 2048   /* longest factor list the CLI stores */
 /* declarations: chapters 1-5 */
 /* chapter 1: attention without positions */
 uint64_t rope_splitmix64(uint64_t *state);

@@ -260,45 +260,51 @@ int rope_scaling_check(const rope_scaling *s, int head_dim)
     if (s->attention_factor < 0)
         return ROPE_SCALING_EATTENTION;
     switch (s->rope_type) {
-    case ROPE_SCALING_DEFAULT:  return ROPE_SCALING_OK;
-    case ROPE_SCALING_LINEAR:   return s->factor == 0 ? ROPE_SCALING_ENOFACTOR : ROPE_SCALING_OK;
-    case ROPE_SCALING_DYNAMIC:  if (head_dim < 4)
-                                    return ROPE_SCALING_EHEAD_DIM;
-                                if (s->factor == 0)
-                                    return ROPE_SCALING_ENOFACTOR;
-                                return dynamic_length(s) > 0 ? ROPE_SCALING_OK : ROPE_SCALING_ENOLENGTH;
-    case ROPE_SCALING_YARN:     if (original_length(s) <= 0)
-                                    return ROPE_SCALING_ENOORIGINAL;
-                                if (yarn_factor(s) == 0)
-                                    return ROPE_SCALING_ENOFACTOR;
-                                if (!(yarn_factor(s) >= 1))
-                                    return ROPE_SCALING_EFACTOR;
-                                if (!(yarn_beta_slow(s) > 0)
-                                    || !(yarn_beta_fast(s) > yarn_beta_slow(s)))
-                                    return ROPE_SCALING_EBETA;
-                                return ROPE_SCALING_OK;
-    case ROPE_SCALING_LLAMA3:   if (s->factor == 0)
-                                    return ROPE_SCALING_ENOFACTOR;
-                                if (original_length(s) <= 0)
-                                    return ROPE_SCALING_ENOORIGINAL;
-                                if (!(s->low_freq_factor > 0)
-                                    || !(s->high_freq_factor > s->low_freq_factor))
-                                    return ROPE_SCALING_EFREQ;
-                                return ROPE_SCALING_OK;
-    case ROPE_SCALING_LONGROPE: if (original_length(s) <= 0)
-                                    return ROPE_SCALING_ENOORIGINAL;
-                                if (s->factor == 0 && s->max_position_embeddings <= 0)
-                                    return ROPE_SCALING_ENOFACTOR;
-                                if (s->factor == 0 && s->max_position_embeddings < original_length(s))
-                                    return ROPE_SCALING_EFACTOR;
-                                if (s->short_factor == NULL || s->long_factor == NULL
-                                    || s->n_short_factor != head_dim / 2
-                                    || s->n_long_factor != head_dim / 2)
-                                    return ROPE_SCALING_ELIST;
-                                for (int i = 0; i < head_dim / 2; i++)
-                                    if (!(s->short_factor[i] > 0) || !(s->long_factor[i] > 0))
-                                        return ROPE_SCALING_ELIST;
-                                return ROPE_SCALING_OK;
+    case ROPE_SCALING_DEFAULT:
+        return ROPE_SCALING_OK;
+    case ROPE_SCALING_LINEAR:
+        return s->factor == 0 ? ROPE_SCALING_ENOFACTOR : ROPE_SCALING_OK;
+    case ROPE_SCALING_DYNAMIC:
+        if (head_dim < 4)
+            return ROPE_SCALING_EHEAD_DIM;
+        if (s->factor == 0)
+            return ROPE_SCALING_ENOFACTOR;
+        return dynamic_length(s) > 0 ? ROPE_SCALING_OK : ROPE_SCALING_ENOLENGTH;
+    case ROPE_SCALING_YARN:
+        if (original_length(s) <= 0)
+            return ROPE_SCALING_ENOORIGINAL;
+        if (yarn_factor(s) == 0)
+            return ROPE_SCALING_ENOFACTOR;
+        if (!(yarn_factor(s) >= 1))
+            return ROPE_SCALING_EFACTOR;
+        if (!(yarn_beta_slow(s) > 0)
+            || !(yarn_beta_fast(s) > yarn_beta_slow(s)))
+            return ROPE_SCALING_EBETA;
+        return ROPE_SCALING_OK;
+    case ROPE_SCALING_LLAMA3:
+        if (s->factor == 0)
+            return ROPE_SCALING_ENOFACTOR;
+        if (original_length(s) <= 0)
+            return ROPE_SCALING_ENOORIGINAL;
+        if (!(s->low_freq_factor > 0)
+            || !(s->high_freq_factor > s->low_freq_factor))
+            return ROPE_SCALING_EFREQ;
+        return ROPE_SCALING_OK;
+    case ROPE_SCALING_LONGROPE:
+        if (original_length(s) <= 0)
+            return ROPE_SCALING_ENOORIGINAL;
+        if (s->factor == 0 && s->max_position_embeddings <= 0)
+            return ROPE_SCALING_ENOFACTOR;
+        if (s->factor == 0 && s->max_position_embeddings < original_length(s))
+            return ROPE_SCALING_EFACTOR;
+        if (s->short_factor == NULL || s->long_factor == NULL
+            || s->n_short_factor != head_dim / 2
+            || s->n_long_factor != head_dim / 2)
+            return ROPE_SCALING_ELIST;
+        for (int i = 0; i < head_dim / 2; i++)
+            if (!(s->short_factor[i] > 0) || !(s->long_factor[i] > 0))
+                return ROPE_SCALING_ELIST;
+        return ROPE_SCALING_OK;
     }
     return ROPE_SCALING_ETYPE;
 }

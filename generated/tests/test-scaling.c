@@ -297,6 +297,53 @@ static const scaling_cli_bad_call scaling_cli_bad_calls[] = {
 #define N_SCALING_CLI_BAD_CALLS \
     ((int)(sizeof scaling_cli_bad_calls \
            / sizeof scaling_cli_bad_calls[0]))
+START_TEST(test_scaling_ntk_aware_derivation)
+{
+    static const int dims[4] = {32, 64, 96, 128};
+    static const double bases[3] = {1e4, 5e5, 1e6};
+    static const double factors[4] = {2, 4, 16, 40};
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 3; b++)
+            for (int f = 0; f < 4; f++) {
+                int d = dims[a];
+                double base = bases[b], s = factors[f];
+                double nb = rope_ntk_aware_base(base, s, d);
+                double e = (double)(d - 2) / d;
+                double last = pow(nb, -e), last0 = pow(base, -e);
+                ck_assert_double_eq(pow(nb, 0.0), 1.0);
+                ck_assert_double_eq_tol(last * s / last0, 1.0, 1e-12);
+            }
+}
+END_TEST
+START_TEST(test_scaling_flavour_ranges)
+{
+    static const int dims[5] = {32, 64, 80, 96, 128};
+    static const double bases[3] = {1e4, 5e5, 1e6};
+    static const double slows[2] = {1, 2};
+    rope_scaling h, m;
+    rope_scaling_defaults(&h);
+    h.rope_type = ROPE_SCALING_YARN;
+    h.factor = 16;
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 3; b++)
+            for (int k = 8; k <= 26; k++) {
+                long L = (long)ldexp(1.0, k);
+                double hl, hh, ml, mh;
+                h.beta_slow = slows[k % 2];
+                h.original_max_position_embeddings = L;
+                m = h;
+                m.yarn_flavor = ROPE_YARN_MINIMIND;
+                rope_yarn_range(&hl, &hh, dims[a], bases[b], &h);
+                rope_yarn_range(&ml, &mh, dims[a], bases[b], &m);
+                int differ = hl != ml || hh != mh;
+                int predicted = (double)L > rope_yarn_clamp_threshold(dims[a], bases[b],
+                                                                      h.beta_slow);
+                ck_assert_int_eq(differ, predicted);
+                if (bases[b] == 1e6 && L == 2048 && dims[a] >= 64 && dims[a] <= 96)
+                    ck_assert_int_eq(differ, 0);
+            }
+}
+END_TEST
 START_TEST(test_scaling_golden_inv_freq)
 {
     const scaling_golden_case *c = &scaling_golden_cases[_i];
@@ -513,24 +560,6 @@ START_TEST(test_scaling_minimind_off_within_original)
     free(c1); free(s1); free(c2); free(s2);
 }
 END_TEST
-START_TEST(test_scaling_ntk_aware_derivation)
-{
-    static const int dims[4] = {32, 64, 96, 128};
-    static const double bases[3] = {1e4, 5e5, 1e6};
-    static const double factors[4] = {2, 4, 16, 40};
-    for (int a = 0; a < 4; a++)
-        for (int b = 0; b < 3; b++)
-            for (int f = 0; f < 4; f++) {
-                int d = dims[a];
-                double base = bases[b], s = factors[f];
-                double nb = rope_ntk_aware_base(base, s, d);
-                double e = (double)(d - 2) / d;
-                double last = pow(nb, -e), last0 = pow(base, -e);
-                ck_assert_double_eq(pow(nb, 0.0), 1.0);
-                ck_assert_double_eq_tol(last * s / last0, 1.0, 1e-12);
-            }
-}
-END_TEST
 START_TEST(test_scaling_dynamic_properties)
 {
     static const long seqs[4] = {1, 1000, 2048, 4096};
@@ -634,35 +663,6 @@ START_TEST(test_scaling_float_complement)
         differ += 1.0f - ef != ramp[i];
     }
     ck_assert_int_gt(differ, 0);
-}
-END_TEST
-START_TEST(test_scaling_flavour_ranges)
-{
-    static const int dims[5] = {32, 64, 80, 96, 128};
-    static const double bases[3] = {1e4, 5e5, 1e6};
-    static const double slows[2] = {1, 2};
-    rope_scaling h, m;
-    rope_scaling_defaults(&h);
-    h.rope_type = ROPE_SCALING_YARN;
-    h.factor = 16;
-    for (int a = 0; a < 5; a++)
-        for (int b = 0; b < 3; b++)
-            for (int k = 8; k <= 26; k++) {
-                long L = (long)ldexp(1.0, k);
-                double hl, hh, ml, mh;
-                h.beta_slow = slows[k % 2];
-                h.original_max_position_embeddings = L;
-                m = h;
-                m.yarn_flavor = ROPE_YARN_MINIMIND;
-                rope_yarn_range(&hl, &hh, dims[a], bases[b], &h);
-                rope_yarn_range(&ml, &mh, dims[a], bases[b], &m);
-                int differ = hl != ml || hh != mh;
-                int predicted = (double)L > rope_yarn_clamp_threshold(dims[a], bases[b],
-                                                                      h.beta_slow);
-                ck_assert_int_eq(differ, predicted);
-                if (bases[b] == 1e6 && L == 2048 && dims[a] >= 64 && dims[a] <= 96)
-                    ck_assert_int_eq(differ, 0);
-            }
 }
 END_TEST
 START_TEST(test_scaling_llama3_bands)
@@ -961,6 +961,8 @@ Suite *scaling_suite(void)
     Suite *suite = suite_create("chapter 4: long context");
     TCase *tc = tcase_create("scaling");
     tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_scaling_ntk_aware_derivation);
+    tcase_add_test(tc, test_scaling_flavour_ranges);
     tcase_add_loop_test(tc, test_scaling_golden_inv_freq, 0,
                         N_SCALING_GOLDEN_CASES);
     tcase_add_loop_test(tc, test_scaling_original_falls_back_on_max, 0, 2);
@@ -971,12 +973,10 @@ Suite *scaling_suite(void)
     tcase_add_loop_test(tc, test_scaling_minimind_cos_sin, 0, 2);
     tcase_add_loop_test(tc, test_scaling_minimind_off_within_original,
                         0, 3);
-    tcase_add_test(tc, test_scaling_ntk_aware_derivation);
     tcase_add_loop_test(tc, test_scaling_dynamic_properties, 0, 4);
     tcase_add_test(tc, test_scaling_dynamic_cached_keys);
     tcase_add_loop_test(tc, test_scaling_yarn_blend, 0, 2);
     tcase_add_test(tc, test_scaling_float_complement);
-    tcase_add_test(tc, test_scaling_flavour_ranges);
     tcase_add_loop_test(tc, test_scaling_llama3_bands, 0, 2);
     tcase_add_loop_test(tc, test_scaling_longrope_switch, 0, 2);
     tcase_add_loop_test(tc, test_scaling_attention_factors, 0, 5);

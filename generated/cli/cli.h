@@ -21,7 +21,6 @@ int cli_parse_int_list(const char *flag, const char *s, long lo,
                        long hi, long **out, size_t *n);
 int cli_parse_double_list(const char *flag, const char *s,
                           double **out, size_t *n);
-int cmd_demo(int argc, char **argv);
 int cmd_pe(int argc, char **argv);
 int cmd_freqs(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
@@ -53,4 +52,5 @@ int cli_scaling_print(const cli_rope_options *o, const char *what,
                       int *done);
 int cmd_attention(int argc, char **argv);
 /* subcommands: chapters 1-5 */
+int cmd_demo(int argc, char **argv);
 #endif

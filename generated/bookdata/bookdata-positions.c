@@ -47,7 +47,7 @@ int bookdata_positions(const char *dir)
         }
     bd_def(f, "positions-seed", "%d", ROPE_BOOK_SEED);
     if (maxdiff == 0.0) bd_def(f, "positions-catdog-maxdiff", "$0$");
-    else bd_def(f, "positions-catdog-maxdiff", "$%.1e$", maxdiff);
+    else def_sci(f, "positions-catdog-maxdiff", maxdiff);
     enum { D = ROPE_CH1_DMODEL };
     double xa[D], xb[D];
     rope_two_embeddings(xa, xb, D, ROPE_CH1_SIGMA, ROPE_BOOK_SEED);

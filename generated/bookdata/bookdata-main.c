@@ -6,10 +6,10 @@ static const struct {
     const char *name;
     int (*write)(const char *dir);
 } writers[] = {
-    {"positions", bookdata_positions},
     {"rotary", bookdata_rotary},
     {"attention", bookdata_attention},
     /* {name, writer}: chapters 1-5 */
+    {"positions", bookdata_positions},
     {"sinusoidal", bookdata_sinusoidal},
     {"scaling", bookdata_scaling},
     {NULL, NULL}

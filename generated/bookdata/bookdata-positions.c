@@ -2,6 +2,17 @@
 #include <math.h>
 #include "bookdata.h"
 
+static void def_sci(FILE *f, const char *key, double x)
+{
+    int e = (int)floor(log10(fabs(x)));
+    double m = x / pow(10.0, e);
+    if (fabs(m) >= 9.95) {
+        m /= 10.0;
+        e++;
+    }
+    bd_def(f, key, "$%.1f\\times 10^{%d}$", m, e);
+}
+
 static void write_table(const char *dir, const char *name,
                         void (*print)(FILE *, int))
 {
@@ -16,6 +27,42 @@ int bookdata_positions(const char *dir)
     write_table(dir, "positions-integer.tex", rope_print_integer);
     write_table(dir, "positions-normalized.tex", rope_print_normalized);
     FILE *f = bd_numbers_open(dir, "positions");
+    double wx[12] = {2, 0, 0, 0, 0, 2, 0, 0, 1, 1, 0, 0};
+    double id[16], wout[12], ws[3] = {2.0, 0.0, 1.0};
+    for (int i = 0; i < 16; i++) id[i] = (i % 5 == 0);
+    if (rope_tiny_attention(wx, 3, 4, 4, id, id, id, wout) != 0) return 1;
+    rope_softmax_rows(ws, 1, 3);
+    bd_def(f, "positions-worked-w1", "%.3f", ws[0]);
+    bd_def(f, "positions-worked-w2", "%.3f", ws[1]);
+    bd_def(f, "positions-worked-w3", "%.3f", ws[2]);
+    bd_def(f, "positions-worked-out1", "%.3f", wout[0]);
+    bd_def(f, "positions-worked-out2", "%.3f", wout[1]);
+    static int pe_write_example(FILE *num)
+    {
+        enum { D = 8, T = 50, K = 3 };
+        double row[D], later[D], m[4], rot[2];
+        char key[64];
+        if (rope_pe_row(row, T, D, 1e4) != ROPE_PE_OK
+            || rope_pe_row(later, T + K, D, 1e4) != ROPE_PE_OK)
+            return 1;
+        for (int j = 0; j < D; j++) {
+            snprintf(key, sizeof key, "sinusoidal-ex-pe-%d", j);
+            bd_def(num, key, "\\ensuremath{%.4f}", row[j]);
+        }
+        rope_pe_rotation(m, rope_pe_omega(1, D, 1e4), K);
+        rot[0] = m[0] * row[2] + m[1] * row[3];
+        rot[1] = m[2] * row[2] + m[3] * row[3];
+        if (fabs(rot[0] - later[2]) > 1e-12
+            || fabs(rot[1] - later[3]) > 1e-12)
+            return 1;
+        bd_def(num, "sinusoidal-ex-cos", "\\ensuremath{%.4f}", m[0]);
+        bd_def(num, "sinusoidal-ex-sin", "\\ensuremath{%.4f}", m[1]);
+        bd_def(num, "sinusoidal-ex-rot-0", "\\ensuremath{%.4f}", rot[0]);
+        bd_def(num, "sinusoidal-ex-rot-1", "\\ensuremath{%.4f}", rot[1]);
+        bd_def(num, "sinusoidal-ex-dot", "\\ensuremath{%.4f}",
+               rope_pe_dot(T, T + K, D, 1e4));
+        return 0;
+    }
     double a[3 * ROPE_EX_DHEAD], b[3 * ROPE_EX_DHEAD], maxdiff = 0.0;
     if (rope_catdog(ROPE_BOOK_SEED, a, b) != 0) return 1;
     for (int t = 0; t < 3; t++)
@@ -26,7 +73,7 @@ int bookdata_positions(const char *dir)
         }
     bd_def(f, "positions-seed", "%d", ROPE_BOOK_SEED);
     if (maxdiff == 0.0) bd_def(f, "positions-catdog-maxdiff", "$0$");
-    else bd_def(f, "positions-catdog-maxdiff", "$%.1e$", maxdiff);
+    else def_sci(f, "positions-catdog-maxdiff", maxdiff);
     enum { D = ROPE_CH1_DMODEL };
     double xa[D], xb[D];
     rope_two_embeddings(xa, xb, D, ROPE_CH1_SIGMA, ROPE_BOOK_SEED);
@@ -43,6 +90,16 @@ int bookdata_positions(const char *dir)
         fprintf(dat, "%.6g %.9e\n", t,
                 1.0 - rope_cosine_at_position(xa, xb, D, t));
     bd_close(dat);
+    double mean = 0.0, perp = 0.0;
+    for (int j = 0; j < D; j++) mean += (xa[j] - xb[j]) / D;
+    for (int j = 0; j < D; j++)
+        perp += (xa[j] - xb[j] - mean) * (xa[j] - xb[j] - mean);
+    def_sci(f, "positions-sigma-sq", ROPE_CH1_SIGMA * ROPE_CH1_SIGMA);
+    def_sci(f, "positions-gap-coef", perp / (2.0 * D));
+    def_sci(f, "positions-gap-one",
+            1.0 - rope_cosine_at_position(xa, xb, D, 1.0));
+    def_sci(f, "positions-gap-thousand",
+            1.0 - rope_cosine_at_position(xa, xb, D, 1000.0));
     bd_def(f, "positions-n-short", "%d", 5);
     bd_def(f, "positions-n-long", "%d", 1025);
     bd_def(f, "positions-step-short", "%.2f", rope_normalized_position(1, 5));

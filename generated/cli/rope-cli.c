@@ -4,8 +4,6 @@
 #include "cli.h"
 
 static const cli_command commands[] = {
-    {"demo", cmd_demo, "demo NAME   (NAME: permutation, integer, normalized)",
-     "chapter 1: print the table of a demonstration"},
     {"freqs", cmd_freqs, "freqs --head-dim D --theta B (--end N | "
      "--positions P1,P2,...) [--pairing half|interleaved] "
      "[--precision float|double]\n        [--print inv_freq|angles|cos|sin"
@@ -21,6 +19,8 @@ static const cli_command commands[] = {
      "[--simd auto|scalar|avx2|avx512] [--no-rope] [RoPE options]",
      "chapter 5: tiled attention with fused RoPE on .npy arrays"},
     /* {name, function, usage, summary}: chapters 1-5 */
+    {"demo", cmd_demo, "demo NAME   (NAME: permutation, integer, normalized)",
+     "chapter 1: print the table of a demonstration"},
     {"pe", cmd_pe, "pe --d-model D --positions LIST [--base B]",
      "chapter 2: print the sinusoidal encoding of positions"},
     {NULL, NULL, NULL, NULL}

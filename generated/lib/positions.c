@@ -206,11 +206,14 @@ void rope_print_integer(FILE *out, int latex)
     double a[D], b[D];
     rope_two_embeddings(a, b, D, ROPE_CH1_SIGMA, ROPE_BOOK_SEED);
     double na = rope_norm(a, D);
-    fputs(latex ? "\\begin{tabular}{rrrrr}\n\\toprule\n$t$ & "
-          "$\\|t\\mathbf{1}\\|$ & ratio to $\\|x_a\\|$ & "
-          "$\\cos_t(a,b)$ & $1-\\cos_t(a,b)$ \\\\\n\\midrule\n"
-          : "      t      |t*1|  |t*1|/|x_a|  cos_t(a,b)  1-cos_t\n",
-          out);
+    if (latex)
+        fputs("\\begin{tabular}{rrrrr}\n\\toprule\n$t$ & "
+              "$\\|t\\mathbf{1}\\|$ & ratio to $\\|x_a\\|$ & "
+              "$\\cos_t(a,b)$ & $1-\\cos_t(a,b)$ \\\\\n"
+              "\\midrule\n", out);
+    else
+        fprintf(out, "%7s %10s %12s %11s %8s\n", "t", "|t*1|",
+                "|t*1|/|x_a|", "cos_t(a,b)", "1-cos_t");
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
         double pn = ts[i] * sqrt((double)D);
         double c = rope_cosine_at_position(a, b, D, ts[i]);
@@ -224,9 +227,11 @@ void rope_print_integer(FILE *out, int latex)
 void rope_print_normalized(FILE *out, int latex)
 {
     static const int ns[] = {2, 4, 5, 16, 128, 1025, 32768};
-    fputs(latex ? "\\begin{tabular}{rrr}\n\\toprule\nlength $n$ & step "
-          "$1/(n-1)$ & token at $0.5$ \\\\\n\\midrule\n"
-          : "      n          step   token at 0.5\n", out);
+    if (latex)
+        fputs("\\begin{tabular}{rrr}\n\\toprule\nlength $n$ & step "
+              "$1/(n-1)$ & token at $0.5$ \\\\\n\\midrule\n", out);
+    else
+        fprintf(out, "%7s %13s %14s\n", "n", "step", "token at 0.5");
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
         int n = ns[i];
         double step = rope_normalized_position(1, n);

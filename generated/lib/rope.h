@@ -11,7 +11,7 @@
 enum { ROPE_EX_VOCAB = 3, ROPE_EX_DMODEL = 8, ROPE_EX_DHEAD = 4 };
 typedef struct rope_example {
     double emb[ROPE_EX_VOCAB * ROPE_EX_DMODEL]; /* [vocab, d_model] */
-    double wq[ROPE_EX_DMODEL * ROPE_EX_DHEAD];  /* [d_model, d] */
+    double wq[ROPE_EX_DMODEL * ROPE_EX_DHEAD]; /* [d_model, d] */
     double wk[ROPE_EX_DMODEL * ROPE_EX_DHEAD];
     double wv[ROPE_EX_DMODEL * ROPE_EX_DHEAD];
 } rope_example;
@@ -126,16 +126,6 @@ double rope_normalized_position(int t, int n);
 void rope_add_normalized_positions(double *x, int n, int d);
 double rope_norm(const double *x, int d);
 double rope_cosine(const double *a, const double *b, int d);
-enum { ROPE_BOOK_SEED = 2024 };
-void rope_print_catdog(FILE *out, int latex);
-void rope_print_integer(FILE *out, int latex);
-void rope_print_normalized(FILE *out, int latex);
-enum { ROPE_CH1_DMODEL = 768 };
-#define ROPE_CH1_SIGMA 0.02
-void rope_two_embeddings(double *a, double *b, int d, double sigma,
-                         uint64_t seed);
-double rope_cosine_at_position(const double *a, const double *b, int d,
-                               double t);
 /* chapter 2: the sinusoidal position encoding */
 int rope_pe_check(int d_model, double base);
 double rope_pe_omega(int i, int d_model, double base);
@@ -222,4 +212,15 @@ double rope_fma_peak(rope_simd s, int n_threads, double seconds);
 double rope_triad_bandwidth(double seconds);
 int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
                    int n_kv_heads, int head_dim, int n_rep);
+/* chapter 1's tables and their helpers (workshop W1) */
+enum { ROPE_BOOK_SEED = 2024 };
+void rope_print_catdog(FILE *out, int latex);
+void rope_print_integer(FILE *out, int latex);
+void rope_print_normalized(FILE *out, int latex);
+enum { ROPE_CH1_DMODEL = 768 };
+#define ROPE_CH1_SIGMA 0.02
+void rope_two_embeddings(double *a, double *b, int d, double sigma,
+                         uint64_t seed);
+double rope_cosine_at_position(const double *a, const double *b, int d,
+                               double t);
 #endif

@@ -7,13 +7,13 @@ static const struct {
     int chapter;
     Suite *(*make)(void);
 } suites[] = {
-    {1, positions_suite},
-    {1, exercises_positions_suite},
     {3, rotary_suite},
     {3, exercises_rotary_suite},
     {5, attention_suite},
     {5, exercises_attention_suite},
     /* {chapter, suite}: chapters 1-5 */
+    {1, positions_suite},
+    {1, exercises_positions_suite},
     {2, sinusoidal_suite},
     {2, exercises_sinusoidal_suite},
     {4, scaling_suite},

@@ -111,6 +111,20 @@ START_TEST(test_positions_break_the_symmetry)
     ck_assert_msg(diff > 1e-3, "cat's rows still agree: %g", diff);
 }
 END_TEST
+START_TEST(test_worked_example)
+{
+    double x[12] = {2, 0, 0, 0, 0, 2, 0, 0, 1, 1, 0, 0};
+    double id[16], out[12];
+    for (int i = 0; i < 16; i++) id[i] = (i % 5 == 0);
+    ck_assert_int_eq(rope_tiny_attention(x, 3, 4, 4, id, id, id, out), 0);
+    double e = exp(1.0), z = e * e + 1.0 + e;
+    double a1 = e * e / z, a2 = 1.0 / z, a3 = e / z;
+    ck_assert_double_eq_tol(out[0], 2.0 * a1 + a3, 1e-14);
+    ck_assert_double_eq_tol(out[1], 2.0 * a2 + a3, 1e-14);
+    ck_assert_double_eq_tol(out[2], 0.0, 1e-14);
+    ck_assert_double_eq_tol(out[3], 0.0, 1e-14);
+}
+END_TEST
 START_TEST(test_gaussian_has_unit_variance)
 {
     enum { N = 200000 };
@@ -268,6 +282,7 @@ Suite *positions_suite(void)
     tcase_add_loop_test(a, test_attention_is_permutation_equivariant, 0, 8);
     tcase_add_test(a, test_cat_chases_dog_equals_dog_chases_cat);
     tcase_add_test(a, test_positions_break_the_symmetry);
+    tcase_add_test(a, test_worked_example);
     tcase_add_test(p, test_gaussian_has_unit_variance);
     tcase_add_loop_test(p, test_embedding_norm_is_sigma_sqrt_d, 0, 4);
     tcase_add_test(p, test_integer_positions_grow_without_bound);

@@ -16,8 +16,6 @@ typedef struct cli_result {
 cli_result cli_run(const char *args);
 void cli_result_free(cli_result *r);
 int cli_line_count(const char *text);
-Suite *positions_suite(void);
-Suite *exercises_positions_suite(void);
 Suite *rotary_suite(void);
 Suite *exercises_rotary_suite(void);
 void randfill(float *x, size_t n, unsigned seed);
@@ -27,6 +25,8 @@ void rotate_to(float *x, int d, double base, long m,
 Suite *attention_suite(void);
 Suite *exercises_attention_suite(void);
 /* suites: chapters 1-5 */
+Suite *positions_suite(void);
+Suite *exercises_positions_suite(void);
 Suite *sinusoidal_suite(void);
 Suite *exercises_sinusoidal_suite(void);
 Suite *scaling_suite(void);

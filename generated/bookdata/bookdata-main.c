@@ -8,10 +8,10 @@ static const struct {
 } writers[] = {
     {"positions", bookdata_positions},
     {"sinusoidal", bookdata_sinusoidal},
-    {"rotary", bookdata_rotary},
     {"scaling", bookdata_scaling},
     {"attention", bookdata_attention},
     /* {name, writer}: chapters 1-5 */
+    {"rotary", bookdata_rotary},
     {NULL, NULL}
 };
 

@@ -55,9 +55,9 @@ int cli_rope_parse_option(cli_rope_options *o, int argc, char **argv,
                                     : ROPE_PRECISION_DOUBLE;
         return 1;
     }
-    /* chapter 4 parses its scaling flags here */
     if ((rc = cli_scaling_parse_option(o, argc, argv, i)) != 0)
         return rc;
+    /* chapter 4 parses its scaling flags here */
     return 0;
 }
 int cli_rope_validate(const cli_rope_options *o)
@@ -68,12 +68,12 @@ int cli_rope_validate(const cli_rope_options *o)
     if (!(o->theta > 1.0) || o->theta > FLT_MAX)
         return cli_error("--theta must be above 1 and a float, got %g",
                          o->theta);
-    /* chapter 4 validates its scaling options here */
     {
         int rc4 = cli_scaling_validate(o);
         if (rc4 != 0)
             return rc4;
     }
+    /* chapter 4 validates its scaling options here */
     return 0;
 }
 int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
@@ -81,12 +81,12 @@ int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
 {
     double attention_factor = 1.0;
     rope_default_inv_freq(inv_freq, o->head_dim, o->theta);
-/* chapter 4 computes scaled frequencies and their factor here */
 {
     int rc4 = cli_scaling_inv_freq(o, inv_freq, &attention_factor);
     if (rc4 != 0)
         return rc4;
 }
+/* chapter 4 computes scaled frequencies and their factor here */
     *attention_factor_out = attention_factor;
     return 0;
 }
@@ -155,13 +155,13 @@ static int print_freqs(const cli_rope_options *o, const char *what,
         free(c); free(s);
         done = 1;
     }
-    /* chapter 4 prints its quantities (such as attention_factor) here */
     if (!done) {
         int rc4 = cli_scaling_print(o, what, inv_freq, attention_factor,
                                     &done);
         if (rc4 != 0)
             return rc4;
     }
+    /* chapter 4 prints its quantities (such as attention_factor) here */
     if (!done)
         return cli_error("freqs: --print '%s' is not one of inv_freq, "
                          "angles, cos, sin, attention_factor, ramp",

@@ -21,19 +21,15 @@ int cli_parse_int_list(const char *flag, const char *s, long lo,
                        long hi, long **out, size_t *n);
 int cli_parse_double_list(const char *flag, const char *s,
                           double **out, size_t *n);
-int cmd_demo(int argc, char **argv);
-int cmd_pe(int argc, char **argv);
-int cmd_freqs(int argc, char **argv);
-int cmd_apply(int argc, char **argv);
 typedef struct cli_rope_options {
     int head_dim;           /* 0: not given (apply takes it from q) */
     double theta;           /* the base b; MiniMind's rope_theta */
     rope_pairing pairing;
     rope_precision precision;
-    /* chapter 4 appends the fields of its scaling options here */
     rope_scaling scaling;       /* chapter 4: --scaling and its keys */
     int no_truncate;            /* --no-truncate given */
     double short_factor[CLI_MAX_HALF], long_factor[CLI_MAX_HALF];
+    /* chapter 4 appends the fields of its scaling options here */
 } cli_rope_options;
 void cli_rope_defaults(cli_rope_options *o);
 int cli_rope_parse_option(cli_rope_options *o, int argc, char **argv,
@@ -43,6 +39,8 @@ int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
                       double *attention_factor_out);
 int cli_rope_table(const cli_rope_options *o, long start, long end,
                    float **freqs_cos, float **freqs_sin);
+int cmd_demo(int argc, char **argv);
+int cmd_pe(int argc, char **argv);
 int cli_scaling_parse_option(cli_rope_options *o, int argc, char **argv,
                              int *i);
 int cli_scaling_validate(const cli_rope_options *o);
@@ -53,4 +51,6 @@ int cli_scaling_print(const cli_rope_options *o, const char *what,
                       int *done);
 int cmd_attention(int argc, char **argv);
 /* subcommands: chapters 1-5 */
+int cmd_freqs(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
 #endif

@@ -11,13 +11,13 @@ static const struct {
     {1, exercises_positions_suite},
     {2, sinusoidal_suite},
     {2, exercises_sinusoidal_suite},
-    {3, rotary_suite},
-    {3, exercises_rotary_suite},
     {4, scaling_suite},
     {4, exercises_scaling_suite},
     {5, attention_suite},
     {5, exercises_attention_suite},
     /* {chapter, suite}: chapters 1-5 */
+    {3, rotary_suite},
+    {3, exercises_rotary_suite},
     {0, NULL}
 };
 

@@ -6,11 +6,11 @@ static const struct {
     const char *name;
     int (*write)(const char *dir);
 } writers[] = {
-    {"rotary", bookdata_rotary},
     {"attention", bookdata_attention},
     /* {name, writer}: chapters 1-5 */
     {"positions", bookdata_positions},
     {"sinusoidal", bookdata_sinusoidal},
+    {"rotary", bookdata_rotary},
     {"scaling", bookdata_scaling},
     {NULL, NULL}
 };

@@ -54,6 +54,33 @@ static float *rd_golden(const char *path, size_t *n)
     *n = k;
     return v;
 }
+static void rd_fixed4(FILE *f, const char *key, double v)
+{
+    bd_def(f, key, "\\ensuremath{%.4f}", v);
+}
+
+static int rotary_example(FILE *f)
+{
+    static const long pos[4] = {2, 5, 12, 15};
+    char key[64];
+    for (int j = 0; j < 4; j++) {
+        snprintf(key, sizeof key, "rotary-ex-c%ld", pos[j]);
+        rd_fixed4(f, key, cos((double)pos[j]));
+        snprintf(key, sizeof key, "rotary-ex-s%ld", pos[j]);
+        rd_fixed4(f, key, sin((double)pos[j]));
+    }
+    rd_fixed4(f, "rotary-ex-score", cos(2.0) * cos(5.0)
+                                    + sin(2.0) * sin(5.0));
+    rd_fixed4(f, "rotary-ex-score-shift", cos(12.0) * cos(15.0)
+                                          + sin(12.0) * sin(15.0));
+    const int d = 96;
+    const double base = 1e6, two_pi = 2 * acos(-1.0);
+    bd_def(f, "rotary-wl-first", "%.2f", two_pi);
+    rd_int(f, "rotary-wl-last",
+           lround(two_pi * pow(base, 2.0 * (d / 2 - 1) / d)));
+    rd_int(f, "rotary-wl-last-i", d / 2 - 1);
+    return 0;
+}
 #define MMDIR "tests/golden/minimind/"
 static int rotary_golden_numbers(FILE *f)
 {
@@ -168,6 +195,9 @@ static int rotary_precision_table(FILE *f)
     }
     rd_sci(f, "rotary-prec-de-max", de_max);
     rd_sci(f, "rotary-prec-bound-32k", 32767 * ldexp(1.0, -24));
+    /* MiniMind's training length, original_max_position_embeddings */
+    rd_int(f, "rotary-mm-train-len", 2048);
+    rd_sci(f, "rotary-prec-bound-train", 2048 * ldexp(1.0, -24));
     rd_sci(f, "rotary-prec-bound-1m", 1e6 * ldexp(1.0, -24));
     return 0;
 }
@@ -210,8 +240,9 @@ static int rotary_memory(FILE *f)
 int bookdata_rotary(const char *dir)
 {
     FILE *f = bd_numbers_open(dir, "rotary");
-    int rc = rotary_golden_numbers(f) || rotary_precision_table(f)
-             || rotary_decay(f, dir) || rotary_memory(f);
+    int rc = rotary_example(f) || rotary_golden_numbers(f)
+             || rotary_precision_table(f) || rotary_decay(f, dir)
+             || rotary_memory(f);
     bd_close(f);
     return rc;
 }

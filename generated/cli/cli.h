@@ -21,8 +21,6 @@ int cli_parse_int_list(const char *flag, const char *s, long lo,
                        long hi, long **out, size_t *n);
 int cli_parse_double_list(const char *flag, const char *s,
                           double **out, size_t *n);
-int cmd_freqs(int argc, char **argv);
-int cmd_apply(int argc, char **argv);
 typedef struct cli_rope_options {
     int head_dim;           /* 0: not given (apply takes it from q) */
     double theta;           /* the base b; MiniMind's rope_theta */
@@ -45,6 +43,8 @@ int cmd_attention(int argc, char **argv);
 /* subcommands: chapters 1-5 */
 int cmd_demo(int argc, char **argv);
 int cmd_pe(int argc, char **argv);
+int cmd_freqs(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
 int cli_scaling_parse_option(cli_rope_options *o, int argc, char **argv,
                              int *i);
 int cli_scaling_validate(const cli_rope_options *o);

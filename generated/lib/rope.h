@@ -32,13 +32,6 @@ typedef enum {
 } rope_precision;
 /* positions t < 2^24 are exact in float32; tables stop there */
 #define ROPE_MAX_POSITION 16777216L
-#define ROPE_NPY_MAX_NDIM 8
-typedef struct rope_npy {
-    int ndim;
-    long shape[ROPE_NPY_MAX_NDIM];
-    size_t count;   /* product of the shape */
-    float *data;    /* count floats, C order; free with rope_npy_free */
-} rope_npy;
 typedef enum {
     ROPE_SCALING_DEFAULT,   /* "default": plain RoPE             */
     ROPE_SCALING_LINEAR,    /* "linear": position interpolation  */
@@ -101,6 +94,13 @@ enum {
     ROPE_ATTENTION_ROWS = 64,     /* rows (head, query) per block */
     ROPE_ATTENTION_SPLIT_MAX = 16 /* decode: most key ranges */
 };
+#define ROPE_NPY_MAX_NDIM 8
+typedef struct rope_npy {
+    int ndim;
+    long shape[ROPE_NPY_MAX_NDIM];
+    size_t count;   /* product of the shape */
+    float *data;    /* count floats, C order; free with rope_npy_free */
+} rope_npy;
 #define CLI_MAX_HALF 2048   /* longest factor list the CLI stores */
 /* declarations: chapters 1-5 */
 /* chapter 1: attention without positions */
@@ -163,13 +163,6 @@ void rope_apply_rotary_pos_emb(float *q, float *k,
 void rope_pairing_permutation(int *perm, int head_dim);
 double rope_angle(long t, float inv_freq, rope_precision precision);
 double rope_decay_average(int head_dim, double rope_base, double r);
-int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
-                   char *err, size_t errlen);
-int rope_npy_read(const char *path, rope_npy *a, char *err,
-                  size_t errlen);
-int rope_npy_write(const char *path, const float *data, int ndim,
-                   const long *shape, char *err, size_t errlen);
-void rope_npy_free(rope_npy *a);
 void rope_scaling_defaults(rope_scaling *s);
 int rope_scaling_check(const rope_scaling *s, int head_dim);
 const char *rope_scaling_strerror(int err);
@@ -223,4 +216,11 @@ void rope_two_embeddings(double *a, double *b, int d, double sigma,
                          uint64_t seed);
 double rope_cosine_at_position(const double *a, const double *b, int d,
                                double t);
+int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
+                   char *err, size_t errlen);
+int rope_npy_read(const char *path, rope_npy *a, char *err,
+                  size_t errlen);
+int rope_npy_write(const char *path, const float *data, int ndim,
+                   const long *shape, char *err, size_t errlen);
+void rope_npy_free(rope_npy *a);
 #endif

@@ -57,7 +57,7 @@ int rope_precompute_freqs_cis(float *freqs_cos, float *freqs_sin,
         rope_precision precision)
 {
     if (!table_arguments_ok(head_dim, 0, end) || !(rope_base > 1.0)
-        || !(rope_base <= FLT_MAX))   /* the base is used as a float */
+        || !(rope_base <= FLT_MAX)) /* the base is used as a float */
         return EINVAL;
     float *inv_freq = malloc((size_t)(head_dim / 2) * sizeof *inv_freq);
     if (inv_freq == NULL)
@@ -134,7 +134,7 @@ double rope_angle(long t, float inv_freq, rope_precision precision)
 double rope_decay_average(int head_dim, double rope_base, double r)
 {
     int half = head_dim / 2;
-    double re = 0, im = 0, sum = 0;   /* S_j = re + i im */
+    double re = 0, im = 0, sum = 0; /* S_j = re + i im */
     for (int j = 1; j <= half; j++) {
         double omega = pow(rope_base, -2.0 * (j - 1) / head_dim);
         re += cos(r * omega);
@@ -177,7 +177,7 @@ static int npy_string(npy_cursor *c, char *buf, size_t len)
     if (quote == 0) return 0;
     while (c->p < c->end && *c->p != quote) {
         if (k + 1 >= len || *c->p < ' ' || *c->p > '~')
-            return 0;   /* too long, or not printable ASCII */
+            return 0; /* too long, or not printable ASCII */
         buf[k++] = *c->p++;
     }
     buf[k] = '\0';
@@ -222,7 +222,7 @@ static int npy_shape(npy_cursor *c, rope_npy *a, char *err,
 static int npy_dict(npy_cursor *c, rope_npy *a, char *err,
                     size_t errlen)
 {
-    int seen = 0;   /* bits: 1 descr, 2 fortran_order, 4 shape */
+    int seen = 0; /* bits: 1 descr, 2 fortran_order, 4 shape */
     char key[32], value[32];
     if (!npy_take(c, '{'))
         return npy_fail(err, errlen, "header is not a dictionary");

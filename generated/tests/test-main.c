@@ -7,8 +7,6 @@ static const struct {
     int chapter;
     Suite *(*make)(void);
 } suites[] = {
-    {3, rotary_suite},
-    {3, exercises_rotary_suite},
     {5, attention_suite},
     {5, exercises_attention_suite},
     /* {chapter, suite}: chapters 1-5 */
@@ -16,6 +14,8 @@ static const struct {
     {1, exercises_positions_suite},
     {2, sinusoidal_suite},
     {2, exercises_sinusoidal_suite},
+    {3, rotary_suite},
+    {3, exercises_rotary_suite},
     {4, scaling_suite},
     {4, exercises_scaling_suite},
     {0, NULL}

@@ -144,6 +144,44 @@ static void write_apply_files(const char *dir)
     b[n] = b[n + 1] = b[n + 2] = b[n + 3] = 0;
     write_bytes(dir, "long.npy", b, n + 4);
 }
+static void check_shift(int iteration, rope_precision prec, long range,
+                        double tol_per_unit)
+{
+    const int d = 64;
+    float q[64], k[64], q1[64], k1[64], q2[64], k2[64];
+    float r[3];
+    randfill(q, d, (unsigned)iteration);
+    randfill(k, d, (unsigned)iteration + 1000u);
+    randfill(r, 3, (unsigned)iteration + 2000u);
+    /* m, n, t in [0, range/2): the shifted positions stay in range */
+    long pick[3];
+    for (int j = 0; j < 3; j++)
+        pick[j] = (long)((r[j] + 1.0f) * 0.25f * (float)range);
+    long m = pick[0], n = pick[1], t = pick[2];
+    memcpy(q1, q, sizeof q); memcpy(k1, k, sizeof k);
+    memcpy(q2, q, sizeof q); memcpy(k2, k, sizeof k);
+    rotate_to(q1, d, 1e4, m, prec, ROPE_PAIRING_HALF);
+    rotate_to(k1, d, 1e4, n, prec, ROPE_PAIRING_HALF);
+    rotate_to(q2, d, 1e4, m + t, prec, ROPE_PAIRING_HALF);
+    rotate_to(k2, d, 1e4, n + t, prec, ROPE_PAIRING_HALF);
+    double scale = sqrt(dot64(q, q, d) * dot64(k, k, d));
+    double tol = tol_per_unit * scale;
+    ck_assert_msg(fabs(dot64(q1, k1, d) - dot64(q2, k2, d)) <= tol,
+                  "m=%ld n=%ld t=%ld", m, n, t);
+}
+
+START_TEST(test_shift_invariance_double_path)
+{
+    check_shift(_i, ROPE_PRECISION_DOUBLE, 1000000, 1e-5);
+}
+END_TEST
+
+START_TEST(test_shift_invariance_float_path)
+{
+    check_shift(_i, ROPE_PRECISION_FLOAT, 2048,
+                4.0 * 2048 * ldexp(1.0, -24) + 1e-5);
+}
+END_TEST
 static void check_inv_freq_and_angles(int d, long end, const char *inv,
                                       const char *angles)
 {
@@ -309,44 +347,6 @@ START_TEST(test_apply_matches_hugging_face)
                                 hf_tolerance(pos));
     }
     free(v);
-}
-END_TEST
-static void check_shift(int iteration, rope_precision prec, long range,
-                        double tol_per_unit)
-{
-    const int d = 64;
-    float q[64], k[64], q1[64], k1[64], q2[64], k2[64];
-    float r[3];
-    randfill(q, d, (unsigned)iteration);
-    randfill(k, d, (unsigned)iteration + 1000u);
-    randfill(r, 3, (unsigned)iteration + 2000u);
-    /* m, n, t in [0, range/2): the shifted positions stay in range */
-    long pick[3];
-    for (int j = 0; j < 3; j++)
-        pick[j] = (long)((r[j] + 1.0f) * 0.25f * (float)range);
-    long m = pick[0], n = pick[1], t = pick[2];
-    memcpy(q1, q, sizeof q); memcpy(k1, k, sizeof k);
-    memcpy(q2, q, sizeof q); memcpy(k2, k, sizeof k);
-    rotate_to(q1, d, 1e4, m, prec, ROPE_PAIRING_HALF);
-    rotate_to(k1, d, 1e4, n, prec, ROPE_PAIRING_HALF);
-    rotate_to(q2, d, 1e4, m + t, prec, ROPE_PAIRING_HALF);
-    rotate_to(k2, d, 1e4, n + t, prec, ROPE_PAIRING_HALF);
-    double scale = sqrt(dot64(q, q, d) * dot64(k, k, d));
-    double tol = tol_per_unit * scale;
-    ck_assert_msg(fabs(dot64(q1, k1, d) - dot64(q2, k2, d)) <= tol,
-                  "m=%ld n=%ld t=%ld", m, n, t);
-}
-
-START_TEST(test_shift_invariance_double_path)
-{
-    check_shift(_i, ROPE_PRECISION_DOUBLE, 1000000, 1e-5);
-}
-END_TEST
-
-START_TEST(test_shift_invariance_float_path)
-{
-    check_shift(_i, ROPE_PRECISION_FLOAT, 2048,
-                4.0 * 2048 * ldexp(1.0, -24) + 1e-5);
 }
 END_TEST
 START_TEST(test_unit_pair_gives_cosine_of_distance)

@@ -107,6 +107,7 @@ int cli_line_count(const char *text)
     for (; *text; text++) n += (*text == '\n');
     return n;
 }
+/* shared test helpers: chapters 1-5 */
 void randfill(float *x, size_t n, unsigned seed)
 {
     unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1u);
@@ -134,4 +135,3 @@ void rotate_to(float *x, int d, double base, long m,
     memcpy(k, x, (size_t)d * sizeof *k);
     rope_apply_rotary_pos_emb(x, k, c, s, 1, 1, 1, 1, d, 0, pairing);
 }
-/* shared test helpers: chapters 1-5 */

@@ -16,12 +16,6 @@ typedef struct cli_result {
 cli_result cli_run(const char *args);
 void cli_result_free(cli_result *r);
 int cli_line_count(const char *text);
-Suite *rotary_suite(void);
-Suite *exercises_rotary_suite(void);
-void randfill(float *x, size_t n, unsigned seed);
-double dot64(const float *a, const float *b, int n);
-void rotate_to(float *x, int d, double base, long m,
-               rope_precision prec, rope_pairing pairing);
 Suite *attention_suite(void);
 Suite *exercises_attention_suite(void);
 /* suites: chapters 1-5 */
@@ -29,6 +23,12 @@ Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);
 Suite *sinusoidal_suite(void);
 Suite *exercises_sinusoidal_suite(void);
+Suite *rotary_suite(void);
+Suite *exercises_rotary_suite(void);
+void randfill(float *x, size_t n, unsigned seed);
+double dot64(const float *a, const float *b, int n);
+void rotate_to(float *x, int d, double base, long m,
+               rope_precision prec, rope_pairing pairing);
 Suite *scaling_suite(void);
 Suite *exercises_scaling_suite(void);
 double scaling_golden_header_value(const char *path, const char *key);

@@ -10,8 +10,8 @@ static const struct {
     {"sinusoidal", bookdata_sinusoidal},
     {"rotary", bookdata_rotary},
     {"scaling", bookdata_scaling},
-    {"attention", bookdata_attention},
     /* {name, writer}: chapters 1-5 */
+    {"attention", bookdata_attention},
     {NULL, NULL}
 };
 

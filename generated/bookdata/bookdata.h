@@ -12,6 +12,6 @@ int bookdata_positions(const char *dir);
 int bookdata_sinusoidal(const char *dir);
 int bookdata_rotary(const char *dir);
 int bookdata_scaling(const char *dir);
-int bookdata_attention(const char *dir);
 /* writers: chapters 1-5 */
+int bookdata_attention(const char *dir);
 #endif

@@ -51,6 +51,6 @@ int cli_scaling_inv_freq(const cli_rope_options *o, float *inv_freq,
 int cli_scaling_print(const cli_rope_options *o, const char *what,
                       const float *inv_freq, double attention_factor,
                       int *done);
-int cmd_attention(int argc, char **argv);
 /* subcommands: chapters 1-5 */
+int cmd_attention(int argc, char **argv);
 #endif

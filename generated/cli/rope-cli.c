@@ -18,11 +18,11 @@ static const cli_command commands[] = {
      "--start-pos S --out-q OQ.npy --out-k OK.npy [--pairing ...] "
      "[--precision ...]",
      "rotate queries and keys stored as float32 .npy files"},
+    /* {name, function, usage, summary}: chapters 1-5 */
     {"attention", cmd_attention, "attention --q Q.npy --k K.npy --v V.npy "
      "--out O.npy [--causal] [--start-pos S] [--threads T] "
      "[--simd auto|scalar|avx2|avx512] [--no-rope] [RoPE options]",
      "chapter 5: tiled attention with fused RoPE on .npy arrays"},
-    /* {name, function, usage, summary}: chapters 1-5 */
     {NULL, NULL, NULL, NULL}
 };
 

@@ -98,8 +98,9 @@ int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
         return 1;
     size_t rows = (size_t)batch * seq_len * n_kv_heads;
     size_t len = sizeof(float) * head_dim;
-    for (size_t t = 0; t < rows; t++)       /* (b, j, g) */
-        for (int c = 0; c < n_rep; c++)     /* head g * n_rep + c */
+    /* row t is (b, j, g); copy c goes to head g * n_rep + c */
+    for (size_t t = 0; t < rows; t++)
+        for (int c = 0; c < n_rep; c++)
             memcpy(out + (t * n_rep + c) * head_dim,
                    x + t * head_dim, len);
     return 0;
@@ -624,10 +625,10 @@ typedef struct att_job {
     float *out;
     int d, dp, rep, ntk, bq, nqb, M;
     float qscale;
-    float *kpack, *vpack;    /* [batch*n_kv_heads][ntk] tiles */
+    float *kpack, *vpack; /* [batch*n_kv_heads][ntk] tiles */
     att_kernels ker;
     int nsplit, tiles_per_split;
-    float *part;             /* decode partial states */
+    float *part; /* decode partial states */
     int pass;
     long n_items;
     atomic_long next;
@@ -637,7 +638,6 @@ typedef struct {
     float *Q, *U, *S, *m, *l, *alpha, *tmp;
     int *nvalid;
 } att_ws;
-
 static void *att_alloc(size_t bytes)
 {
     void *ptr = NULL;

@@ -15,9 +15,9 @@ static const struct {
     {3, exercises_rotary_suite},
     {4, scaling_suite},
     {4, exercises_scaling_suite},
+    /* {chapter, suite}: chapters 1-5 */
     {5, attention_suite},
     {5, exercises_attention_suite},
-    /* {chapter, suite}: chapters 1-5 */
     {0, NULL}
 };
 

@@ -29,7 +29,7 @@ void rotate_to(float *x, int d, double base, long m,
 Suite *scaling_suite(void);
 Suite *exercises_scaling_suite(void);
 double scaling_golden_header_value(const char *path, const char *key);
+/* suites: chapters 1-5 */
 Suite *attention_suite(void);
 Suite *exercises_attention_suite(void);
-/* suites: chapters 1-5 */
 #endif

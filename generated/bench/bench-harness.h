@@ -24,6 +24,7 @@ enum {
 };
 #define BENCH_NAIVE_BUDGET 5.0   /* seconds */
 #define BOOK_NAIVE_BUDGET 1.5
+#define BOOK_NOISE_SPREAD 0.5    /* [min, max] wider: noise */
 double bench_now(void);
 double bench_median(double *t, int n);
 int bench_setup(const bench_row *r, rope_attention_params *p,

@@ -3,6 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <ctype.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "bookdata.h"
@@ -46,6 +48,34 @@ static double att_book_exp2_error(void)
         worst = fmax(worst, fabs(y[i] - t) / t);
     }
     return worst;
+}
+static void att_book_clean(char *out, size_t size, const char *in)
+{
+    size_t k = 0;
+    for (; *in && k + 1 < size; in++) {
+        int c = (unsigned char)*in;
+        int ok = isalnum(c) || strchr(" ()-.,@/:+", c);
+        if (!ok || c == '\n') c = ' ';
+        if (c == ' ' && (k == 0 || out[k - 1] == ' ')) continue;
+        out[k++] = (char)c;
+    }
+    while (k > 0 && out[k - 1] == ' ') k--;
+    out[k] = '\0';
+    if (k == 0) snprintf(out, size, "an unnamed processor");
+}
+static double att_book_spread(const bench_row *r)
+{
+    return (r->max - r->min) / r->med;
+}
+
+static int att_book_noisy(const bench_row *r)
+{
+    return att_book_spread(r) > BOOK_NOISE_SPREAD;
+}
+
+static int att_book_rope_noise(const bench_row *r)
+{
+    return r->rope_share < 0 || r->rope_share < att_book_spread(r);
 }
 
 int bookdata_attention(const char *dir)
@@ -98,6 +128,21 @@ int bookdata_attention(const char *dir)
     int bq8by2 = (ROPE_ATTENTION_ROWS + 3) / 4;  /* B_q for r = 4 */
     bd_def(f, "attention-items-4096", "%d", 2 * ((4096 + bq8by2 - 1)
                                                 / bq8by2));
+    char cpu[128] = "an unnamed processor", line[1024];
+    int vm = 0;
+    FILE *ci = fopen("/proc/cpuinfo", "r");
+    while (ci && fgets(line, sizeof line, ci)) {
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')
+            && !strcmp(cpu, "an unnamed processor"))
+            att_book_clean(cpu, sizeof cpu, strchr(line, ':') + 1);
+        if (!strncmp(line, "flags", 5) && strstr(line, " hypervisor"))
+            vm = 1;
+    }
+    if (ci) fclose(ci);
+    bd_def(f, "attention-cpu", "%s", cpu);
+    bd_def(f, "attention-machine-kind", "%s",
+           vm ? "a virtual machine" : "a machine");
+    bd_def(f, "attention-ncpu", "%ld", sysconf(_SC_NPROCESSORS_ONLN));
     static const int ns[4] = {256, 1024, 4096, 1}, ds[2] = {64, 96};
     double rate = 0;
     for (int i = 0; i < 4; i++)
@@ -124,10 +169,11 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-peak-scaling", "%.2f", peak2 / peak1);
     bd_def(f, "attention-balance", "%.1f", peak1 / bw);
     FILE *t = bd_open(dir, "attention-bench.tex");
-    fputs("\\begin{tabular}{rrrrrcrrrrrr}\n\\toprule\n"
-          "$n$ & $d$ & thr. & naive & tiled & [min, max] & GFLOP/s & "
-          "\\% peak & $\\times$naive & scaling & RoPE \\% & MiB \\\\\n"
-          " & & & ms & ms & ms & & & & & & \\\\\n\\midrule\n", t);
+    fputs("\\begin{tabular}{rrrrrrcrrrrrr}\n\\toprule\n"
+          "$n$ & $n_{kv}$ & $d$ & thr. & naive & tiled & [min, max] & "
+          "GFLOP/s & \\% peak & $\\times$naive & scaling & RoPE \\% & "
+          "MiB \\\\\n & & & & ms & ms & ms & & & & & & \\\\\n"
+          "\\midrule\n", t);
     for (int i = 0; i < nrows; i++) {
         const bench_row *r = &rows[i];
         char nv[32] = "--", sp[32] = "--";
@@ -135,14 +181,16 @@ int bookdata_attention(const char *dir)
             snprintf(nv, sizeof nv, "%.0f", 1e3 * r->naive);
             snprintf(sp, sizeof sp, "%.0f", r->naive / r->med);
         }
-        fprintf(t, "%s%d & %d & %d & %s & %.3g & [%.3g, %.3g] & %.0f & "
-                "%.0f & %s & %.2f & %.1f & %.1f \\\\\n",
-                r->n == 1 ? "decode " : "", r->n == 1 ? r->kv : r->n,
-                r->d, r->threads, nv, 1e3 * r->med, 1e3 * r->min,
+        const char *dag = "$^\\dagger$";
+        fprintf(t, "%d & %d & %d & %d & %s & %.3g%s & [%.3g, %.3g] & "
+                "%.0f & %.0f & %s & %.2f & %.1f%s & %.1f \\\\\n",
+                r->n, r->kv, r->d, r->threads, nv, 1e3 * r->med,
+                att_book_noisy(r) ? dag : "", 1e3 * r->min,
                 1e3 * r->max, r->gflop / r->med,
                 att_book_pct(r, peak1, peak2),
                 sp, r->threads == 2 ? r[-1].med / r->med : 1.0,
-                100 * r->rope_share, r->work_mib);
+                100 * r->rope_share, att_book_rope_noise(r) ? dag : "",
+                r->work_mib);
     }
     fputs("\\bottomrule\n\\end{tabular}\n", t);
     bd_close(t);
@@ -191,6 +239,79 @@ int bookdata_attention(const char *dir)
         snprintf(key, sizeof key, "attention-decode-scaling-%d", d);
         bd_def(f, key, "%.2f", c->med / c[1].med);
     }
+    double ps = peak2 / peak1;
+    bd_def(f, "attention-noise-pct", "%.0f", 100 * BOOK_NOISE_SPREAD);
+    bd_def(f, "attention-second-core-verdict", "%s",
+           ps >= 1.8 ? "The FMA loop nearly doubled, so the second core "
+                       "was free for most of the run."
+           : ps >= 1.4 ? "The FMA loop did not double, so the second core "
+                         "was partly busy with other work during the run."
+           : "The FMA loop gained little from the second core, which was "
+             "busy with other work during the run; no kernel could scale "
+             "in it, and the two-thread rows say little about the kernel.");
+    const bench_row *s64 = &rows[9], *s96 = &rows[11];
+    double ks = fmin(s64[-1].med / s64->med, s96[-1].med / s96->med) / ps;
+    char verdict[512];
+    if (att_book_noisy(s64) || att_book_noisy(s96))
+        snprintf(verdict, sizeof verdict, "The two-thread rows at this "
+                 "length are noise in this run (marked in the table): the "
+                 "ratios describe the other work on the machine more than "
+                 "the kernel.");
+    else if (ks >= 1.1)
+        snprintf(verdict, sizeof verdict, "The kernel's ratios exceed the "
+                 "loop's, which says only that the second core was freer "
+                 "while the kernel ran than while the loop did: the two "
+                 "measurements did not see the same machine.");
+    else if (ks >= 0.9)
+        snprintf(verdict, sizeof verdict, "The measured ratios agree: the "
+                 "kernel comes within ten percent of the loop's ratio.");
+    else
+        snprintf(verdict, sizeof verdict, "The measured ratios fall %s "
+                 "of the loop's: the two threads also compete for the "
+                 "shared caches and memory, which the loop, running from "
+                 "registers, does not, and with %d repetitions at this "
+                 "length one disturbed run moves a median; \\texttt{make bench}, "
+                 "with more, is the measurement to trust.",
+                 ks >= 0.7 ? "short" : "well short", BOOK_REPS_LONG);
+    bd_def(f, "attention-scaling-verdict", "%s", verdict);
+    for (int j = 0; j < 2; j++) {
+        const bench_row *a = &rows[4 + 2 * j];
+        char key[64];
+        snprintf(key, sizeof key, "attention-rope-verdict-%d", ds[j]);
+        bd_def(f, key, "%s", a->rope_share < 0
+               ? "noise: the runs with the rotation happened to be faster"
+               : att_book_rope_noise(a)
+               ? "within the noise of the row's [min, max] interval"
+               : a->rope_share < 0.1 ? "a small but measurable cost"
+               : "a noticeable cost");
+    }
+    int up_d = att_book_pct(&rows[10], peak1, peak2)
+               >= att_book_pct(&rows[8], peak1, peak2);
+    int up_n = att_book_pct(&rows[8], peak1, peak2)
+               >= att_book_pct(&rows[4], peak1, peak2)
+               && att_book_pct(&rows[10], peak1, peak2)
+               >= att_book_pct(&rows[6], peak1, peak2);
+    bd_def(f, "attention-trend-verdict", "%s", up_d && up_n
+           ? "The one-thread rows of this run follow both trends "
+             "(figure~\\ref{fig:attention-gflops})."
+           : up_n ? "In this run the rows follow the trend in $n$ but not "
+                    "the one in $d$ (figure~\\ref{fig:attention-gflops}); "
+                    "a single median on a shared machine moves by several "
+                    "percent from one build to the next."
+           : "In this run the rows do not follow the trend in $n$ "
+             "(figure~\\ref{fig:attention-gflops}); a single median on a "
+             "shared machine moves by several percent from one build to "
+             "the next.");
+    double dsc = fmin(rows[12].med / rows[13].med,
+                      rows[14].med / rows[15].med);
+    bd_def(f, "attention-decode-verdict", "%s", dsc < 1.2
+           ? "For so short a step the gain is small: each call creates "
+             "its threads anew, at some tens of microseconds each, and a "
+             "decoder would keep a pool of threads alive between calls "
+             "instead."
+           : "Two threads help even for so short a step, although each "
+             "call creates its threads anew; a decoder would keep a pool "
+             "of threads alive between calls and gain more.");
     double maxerr = 0, exp_err = 0;
     for (int j = 0; j < 3; j++)
         for (int s = ROPE_SIMD_SCALAR; s <= ROPE_SIMD_AVX512; s++) {

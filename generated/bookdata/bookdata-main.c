@@ -6,12 +6,12 @@ static const struct {
     const char *name;
     int (*write)(const char *dir);
 } writers[] = {
-    {"attention", bookdata_attention},
     /* {name, writer}: chapters 1-5 */
     {"positions", bookdata_positions},
     {"sinusoidal", bookdata_sinusoidal},
     {"rotary", bookdata_rotary},
     {"scaling", bookdata_scaling},
+    {"attention", bookdata_attention},
     {NULL, NULL}
 };
 

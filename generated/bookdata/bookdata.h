@@ -8,10 +8,10 @@ FILE *bd_open(const char *dir, const char *name);
 FILE *bd_numbers_open(const char *dir, const char *chapter);
 void bd_def(FILE *f, const char *key, const char *fmt, ...);
 void bd_close(FILE *f);
-int bookdata_attention(const char *dir);
 /* writers: chapters 1-5 */
 int bookdata_positions(const char *dir);
 int bookdata_sinusoidal(const char *dir);
 int bookdata_rotary(const char *dir);
 int bookdata_scaling(const char *dir);
+int bookdata_attention(const char *dir);
 #endif

@@ -39,7 +39,6 @@ int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
                       double *attention_factor_out);
 int cli_rope_table(const cli_rope_options *o, long start, long end,
                    float **freqs_cos, float **freqs_sin);
-int cmd_attention(int argc, char **argv);
 /* subcommands: chapters 1-5 */
 int cmd_demo(int argc, char **argv);
 int cmd_pe(int argc, char **argv);
@@ -53,4 +52,5 @@ int cli_scaling_inv_freq(const cli_rope_options *o, float *inv_freq,
 int cli_scaling_print(const cli_rope_options *o, const char *what,
                       const float *inv_freq, double attention_factor,
                       int *done);
+int cmd_attention(int argc, char **argv);
 #endif

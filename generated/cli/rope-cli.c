@@ -4,10 +4,6 @@
 #include "cli.h"
 
 static const cli_command commands[] = {
-    {"attention", cmd_attention, "attention --q Q.npy --k K.npy --v V.npy "
-     "--out O.npy [--causal] [--start-pos S] [--threads T] "
-     "[--simd auto|scalar|avx2|avx512] [--no-rope] [RoPE options]",
-     "chapter 5: tiled attention with fused RoPE on .npy arrays"},
     /* {name, function, usage, summary}: chapters 1-5 */
     {"demo", cmd_demo, "demo NAME   (NAME: permutation, integer, normalized)",
      "chapter 1: print the table of a demonstration"},
@@ -23,6 +19,10 @@ static const cli_command commands[] = {
      "--start-pos S --out-q OQ.npy --out-k OK.npy [--pairing ...] "
      "[--precision ...]",
      "rotate queries and keys stored as float32 .npy files"},
+    {"attention", cmd_attention, "attention --q Q.npy --k K.npy --v V.npy "
+     "--out O.npy [--causal] [--start-pos S] [--threads T] "
+     "[--simd auto|scalar|avx2|avx512] [--no-rope] [RoPE options]",
+     "chapter 5: tiled attention with fused RoPE on .npy arrays"},
     {NULL, NULL, NULL, NULL}
 };
 

@@ -6,6 +6,8 @@ float ex_online_logsumexp(const float *x, int n)
 {
     float m = -INFINITY, l = 0;
     for (int j = 0; j < n; j++) {
+        if (x[j] == -INFINITY)
+            continue;
         if (x[j] > m) {
             l = l * expf(m - x[j]) + 1;
             m = x[j];

@@ -29,33 +29,6 @@ static const float att_exp2_c[8] = {
     (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2
             * ATT_LN2 * ATT_LN2 / 5040)
 };
-void rope_attention_defaults(rope_attention_params *p)
-{
-    memset(p, 0, sizeof *p);
-    p->batch = 1;
-    p->seq_len = p->kv_len = 1;
-    p->n_heads = 8;
-    p->n_kv_heads = 2;
-    p->head_dim = 96;
-    p->causal = 1;
-    p->pairing = ROPE_PAIRING_HALF;
-    p->n_threads = 1;
-    p->simd = ROPE_SIMD_AUTO;
-}
-static int att_check(const rope_attention_params *p)
-{
-    if (p->batch < 1 || p->seq_len < 1 || p->kv_len < 1
-        || p->n_heads < 1 || p->n_kv_heads < 1 || p->head_dim < 1)
-        return 1;
-    if (p->n_heads % p->n_kv_heads) return 2;
-    if (p->seq_len > p->kv_len) return 3;
-    if (p->start_pos < 0) return 4;
-    if (p->freqs_cos) {
-        if (!p->freqs_sin || p->head_dim % 2) return 5;
-        if (p->table_len < p->start_pos + p->kv_len) return 6;
-    }
-    return 0;
-}
 /* rotate x [1, len, heads, d] in place from table row pos0 */
 static int att_rotate_tensor(float *x, int len, int heads, int d,
                              long pos0, const rope_attention_params *p)
@@ -98,8 +71,9 @@ int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
         return 1;
     size_t rows = (size_t)batch * seq_len * n_kv_heads;
     size_t len = sizeof(float) * head_dim;
-    for (size_t t = 0; t < rows; t++)       /* (b, j, g) */
-        for (int c = 0; c < n_rep; c++)     /* head g * n_rep + c */
+    /* row t is (b, j, g); copy c goes to head g * n_rep + c */
+    for (size_t t = 0; t < rows; t++)
+        for (int c = 0; c < n_rep; c++)
             memcpy(out + (t * n_rep + c) * head_dim,
                    x + t * head_dim, len);
     return 0;
@@ -118,6 +92,33 @@ typedef void (*att_rot_fn)(float *restrict out,
 typedef struct {
     att_s_fn s; att_sm_fn sm; att_pv_fn pv; att_rot_fn rot;
 } att_kernels;
+void rope_attention_defaults(rope_attention_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->batch = 1;
+    p->seq_len = p->kv_len = 1;
+    p->n_heads = 8;
+    p->n_kv_heads = 2;
+    p->head_dim = 96;
+    p->causal = 1;
+    p->pairing = ROPE_PAIRING_HALF;
+    p->n_threads = 1;
+    p->simd = ROPE_SIMD_AUTO;
+}
+static int att_check(const rope_attention_params *p)
+{
+    if (p->batch < 1 || p->seq_len < 1 || p->kv_len < 1
+        || p->n_heads < 1 || p->n_kv_heads < 1 || p->head_dim < 1)
+        return 1;
+    if (p->n_heads % p->n_kv_heads) return 2;
+    if (p->seq_len > p->kv_len) return 3;
+    if (p->start_pos < 0) return 4;
+    if (p->freqs_cos) {
+        if (!p->freqs_sin || p->head_dim % 2) return 5;
+        if (p->table_len < p->start_pos + p->kv_len) return 6;
+    }
+    return 0;
+}
 int rope_attention_naive(float *out, const float *q, const float *k,
                          const float *v,
                          const rope_attention_params *p)
@@ -624,10 +625,10 @@ typedef struct att_job {
     float *out;
     int d, dp, rep, ntk, bq, nqb, M;
     float qscale;
-    float *kpack, *vpack;    /* [batch*n_kv_heads][ntk] tiles */
+    float *kpack, *vpack; /* [batch*n_kv_heads][ntk] tiles */
     att_kernels ker;
     int nsplit, tiles_per_split;
-    float *part;             /* decode partial states */
+    float *part; /* decode partial states */
     int pass;
     long n_items;
     atomic_long next;
@@ -637,7 +638,6 @@ typedef struct {
     float *Q, *U, *S, *m, *l, *alpha, *tmp;
     int *nvalid;
 } att_ws;
-
 static void *att_alloc(size_t bytes)
 {
     void *ptr = NULL;

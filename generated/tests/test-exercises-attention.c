@@ -7,11 +7,14 @@
 START_TEST(test_ex_online_logsumexp)
 {
     float big[3] = {1000, 999, 1000}, x[1000];
+    float masked[3] = {-INFINITY, 1, 2};    /* a masked first score */
     uint64_t st = 51;
     double m = -INFINITY, sum = 0;
     ck_assert_double_eq_tol(ex_online_logsumexp(big, 3),
                             1000 + log(2 + exp(-1.0)), 2e-4);
     ck_assert(ex_online_logsumexp(big, 1) == 1000.0f);
+    ck_assert_double_eq_tol(ex_online_logsumexp(masked, 3),
+                            log(exp(1.0) + exp(2.0)), 1e-4);
     for (int i = 0; i < 1000; i++) {
         x[i] = (float)(40 * rope_uniform(&st) - 20);
         m = x[i] > m ? x[i] : m;

@@ -7,8 +7,6 @@ static const struct {
     int chapter;
     Suite *(*make)(void);
 } suites[] = {
-    {5, attention_suite},
-    {5, exercises_attention_suite},
     /* {chapter, suite}: chapters 1-5 */
     {1, positions_suite},
     {1, exercises_positions_suite},
@@ -18,6 +16,8 @@ static const struct {
     {3, exercises_rotary_suite},
     {4, scaling_suite},
     {4, exercises_scaling_suite},
+    {5, attention_suite},
+    {5, exercises_attention_suite},
     {0, NULL}
 };
 

@@ -16,8 +16,6 @@ typedef struct cli_result {
 cli_result cli_run(const char *args);
 void cli_result_free(cli_result *r);
 int cli_line_count(const char *text);
-Suite *attention_suite(void);
-Suite *exercises_attention_suite(void);
 /* suites: chapters 1-5 */
 Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);
@@ -32,4 +30,6 @@ void rotate_to(float *x, int d, double base, long m,
 Suite *scaling_suite(void);
 Suite *exercises_scaling_suite(void);
 double scaling_golden_header_value(const char *path, const char *key);
+Suite *attention_suite(void);
+Suite *exercises_attention_suite(void);
 #endif

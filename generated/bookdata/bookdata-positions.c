@@ -37,32 +37,6 @@ int bookdata_positions(const char *dir)
     bd_def(f, "positions-worked-w3", "%.3f", ws[2]);
     bd_def(f, "positions-worked-out1", "%.3f", wout[0]);
     bd_def(f, "positions-worked-out2", "%.3f", wout[1]);
-    static int pe_write_example(FILE *num)
-    {
-        enum { D = 8, T = 50, K = 3 };
-        double row[D], later[D], m[4], rot[2];
-        char key[64];
-        if (rope_pe_row(row, T, D, 1e4) != ROPE_PE_OK
-            || rope_pe_row(later, T + K, D, 1e4) != ROPE_PE_OK)
-            return 1;
-        for (int j = 0; j < D; j++) {
-            snprintf(key, sizeof key, "sinusoidal-ex-pe-%d", j);
-            bd_def(num, key, "\\ensuremath{%.4f}", row[j]);
-        }
-        rope_pe_rotation(m, rope_pe_omega(1, D, 1e4), K);
-        rot[0] = m[0] * row[2] + m[1] * row[3];
-        rot[1] = m[2] * row[2] + m[3] * row[3];
-        if (fabs(rot[0] - later[2]) > 1e-12
-            || fabs(rot[1] - later[3]) > 1e-12)
-            return 1;
-        bd_def(num, "sinusoidal-ex-cos", "\\ensuremath{%.4f}", m[0]);
-        bd_def(num, "sinusoidal-ex-sin", "\\ensuremath{%.4f}", m[1]);
-        bd_def(num, "sinusoidal-ex-rot-0", "\\ensuremath{%.4f}", rot[0]);
-        bd_def(num, "sinusoidal-ex-rot-1", "\\ensuremath{%.4f}", rot[1]);
-        bd_def(num, "sinusoidal-ex-dot", "\\ensuremath{%.4f}",
-               rope_pe_dot(T, T + K, D, 1e4));
-        return 0;
-    }
     double a[3 * ROPE_EX_DHEAD], b[3 * ROPE_EX_DHEAD], maxdiff = 0.0;
     if (rope_catdog(ROPE_BOOK_SEED, a, b) != 0) return 1;
     for (int t = 0; t < 3; t++)

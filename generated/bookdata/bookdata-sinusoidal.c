@@ -353,16 +353,6 @@ static int pe_write_records(const char *dir, FILE *num)
         }
     return pe_write_convergents(num, rec, nrec, KMAX);
 }
-double wx[12] = {2, 0, 0, 0, 0, 2, 0, 0, 1, 1, 0, 0};
-double id[16], wout[12], ws[3] = {2.0, 0.0, 1.0};
-for (int i = 0; i < 16; i++) id[i] = (i % 5 == 0);
-if (rope_tiny_attention(wx, 3, 4, 4, id, id, id, wout) != 0) return 1;
-rope_softmax_rows(ws, 1, 3);
-bd_def(f, "positions-worked-w1", "%.3f", ws[0]);
-bd_def(f, "positions-worked-w2", "%.3f", ws[1]);
-bd_def(f, "positions-worked-w3", "%.3f", ws[2]);
-bd_def(f, "positions-worked-out1", "%.3f", wout[0]);
-bd_def(f, "positions-worked-out2", "%.3f", wout[1]);
 static int pe_write_example(FILE *num)
 {
     enum { D = 8, T = 50, K = 3 };

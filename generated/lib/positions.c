@@ -202,13 +202,14 @@ double rope_cosine_at_position(const double *a, const double *b, int d,
 static void print_sci_latex(FILE *out, double x)
 {
     char buf[32];
-    double m;
-    int e;
     snprintf(buf, sizeof buf, "%.1e", x);
-    if (sscanf(buf, "%lfe%d", &m, &e) == 2)
-        fprintf(out, "$%.1f\\times 10^{%d}$", m, e);
-    else
+    char *e = strchr(buf, 'e');
+    if (e == NULL) {
         fputs(buf, out);
+        return;
+    }
+    *e = '\0';
+    fprintf(out, "$%s\\times 10^{%d}$", buf, atoi(e + 1));
 }
 void rope_print_integer(FILE *out, int latex)
 {

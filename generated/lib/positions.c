@@ -199,6 +199,18 @@ double rope_cosine_at_position(const double *a, const double *b, int d,
     }
     return dot / sqrt(na * nb);
 }
+static void print_sci_latex(FILE *out, double x)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.1e", x);
+    char *e = strchr(buf, 'e');
+    if (e == NULL) {
+        fputs(buf, out);
+        return;
+    }
+    *e = '\0';
+    fprintf(out, "$%s\\times 10^{%d}$", buf, atoi(e + 1));
+}
 void rope_print_integer(FILE *out, int latex)
 {
     enum { D = ROPE_CH1_DMODEL };
@@ -217,9 +229,13 @@ void rope_print_integer(FILE *out, int latex)
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
         double pn = ts[i] * sqrt((double)D);
         double c = rope_cosine_at_position(a, b, D, ts[i]);
-        fprintf(out, latex ? "%.0f & %.2f & %.1f & %.6f & %.1e"
-                           : "%7.0f %10.2f %12.1f %11.6f %8.1e",
-                ts[i], pn, pn / na, c, 1.0 - c);
+        if (latex) {
+            fprintf(out, "%.0f & %.2f & %.1f & %.6f & ",
+                    ts[i], pn, pn / na, c);
+            print_sci_latex(out, 1.0 - c);
+        } else
+            fprintf(out, "%7.0f %10.2f %12.1f %11.6f %8.1e",
+                    ts[i], pn, pn / na, c, 1.0 - c);
         row_end(out, latex);
     }
     if (latex) fputs("\\bottomrule\n\\end{tabular}\n", out);
@@ -229,13 +245,13 @@ void rope_print_normalized(FILE *out, int latex)
     static const int ns[] = {2, 4, 5, 16, 128, 1025, 32768};
     if (latex)
         fputs("\\begin{tabular}{rrr}\n\\toprule\nlength $n$ & step "
-              "$1/(n-1)$ & token at $0.5$ \\\\\n\\midrule\n", out);
+              "$1/(n-1)$ & position at $0.5$ \\\\\n\\midrule\n", out);
     else
-        fprintf(out, "%7s %13s %14s\n", "n", "step", "token at 0.5");
+        fprintf(out, "%7s %13s %16s\n", "n", "step", "position at 0.5");
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
         int n = ns[i];
         double step = rope_normalized_position(1, n);
-        fprintf(out, latex ? "%d & %.6f & %.1f" : "%7d %13.6f %14.1f",
+        fprintf(out, latex ? "%d & %.6f & %.1f" : "%7d %13.6f %16.1f",
                 n, step, 0.5 * (n - 1));
         row_end(out, latex);
     }

@@ -66,7 +66,7 @@ int bench_run(bench_row *r, double naive_budget,
     }
     for (int i = 0; !e && i < r->reps; i++) {
         for (int k = 0; k < 2 && !e; k++) {
-            int rope = (i + k) % 2 == 0;      /* alternate the order */
+            int rope = (i + k) % 2 == 0; /* alternate the order */
             double t = bench_now();
             p.freqs_cos = rope ? b[4] : NULL;
             p.freqs_sin = rope ? b[5] : NULL;

@@ -125,7 +125,7 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-book-reps-decode", "%d", BOOK_REPS_DECODE);
     bd_def(f, "attention-bench-budget", "%g", BENCH_NAIVE_BUDGET);
     bd_def(f, "attention-book-budget", "%g", BOOK_NAIVE_BUDGET);
-    int bq8by2 = (ROPE_ATTENTION_ROWS + 3) / 4;  /* B_q for r = 4 */
+    int bq8by2 = (ROPE_ATTENTION_ROWS + 3) / 4; /* B_q for r = 4 */
     bd_def(f, "attention-items-4096", "%d", 2 * ((4096 + bq8by2 - 1)
                                                 / bq8by2));
     char cpu[128] = "an unnamed processor", line[1024];
@@ -362,7 +362,7 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-exp2-taylor", "%.1f\\times 10^{%d}",
            taylor / pow(10, floor(log10(taylor))),
            (int)floor(log10(taylor)));
-    taylor *= sqrt(2.0);                 /* relative to 2^f >= 2^-1/2 */
+    taylor *= sqrt(2.0); /* relative to 2^f >= 2^-1/2 */
     bd_def(f, "attention-exp2-taylor-rel", "%.1f\\times 10^{%d}",
            taylor / pow(10, floor(log10(taylor))),
            (int)floor(log10(taylor)));

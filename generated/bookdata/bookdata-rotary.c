@@ -39,7 +39,7 @@ static float *rd_golden(const char *path, size_t *n)
         exit(1);
     }
     while (fscanf(in, "%63s", word) == 1) {
-        if (word[0] == '#') {   /* skip the rest of a header line */
+        if (word[0] == '#') { /* skip the rest of a header line */
             int ch;
             while ((ch = fgetc(in)) != EOF && ch != '\n') {}
             continue;
@@ -164,7 +164,7 @@ static int rotary_precision_table(FILE *f)
     bd_def(f, "rotary-prec-base", "\\ensuremath{10^{%d}}",
            (int)lround(log10(base)));
     for (int r = 0; r < 7; r++) {
-        double err[4] = {0, 0, 0, 0};  /* ff df fe de */
+        double err[4] = {0, 0, 0, 0}; /* ff df fe de */
         if (rope_freqs_cis_from_inv_freq(cf, sf, inv, D, t[r], t[r] + 1, 1.0,
                                          ROPE_PRECISION_FLOAT) != 0
             || rope_freqs_cis_from_inv_freq(cd, sd, inv, D, t[r], t[r] + 1, 1.0,

@@ -69,7 +69,7 @@ static int pe_write_dot(const char *dir, FILE *num)
     bd_def(num, "sinusoidal-dot-f0", "%.0f",
            rope_pe_offset_dot(0, D, 1e4));
     bd_def(num, "sinusoidal-dot-fmin", "%.2f", fmin);
-    enum { NEAR_KMAX = 20000 };   /* the range of the peak test */
+    enum { NEAR_KMAX = 20000 }; /* the range of the peak test */
     long best = 1;
     for (long k = 2; k <= NEAR_KMAX; k++)
         if (cos((double)k) > cos((double)best))
@@ -280,7 +280,7 @@ static int pe_write_convergents(FILE *num, const long *rec, int nrec,
     char cf[128], conv[256];
     double x = 1.0 / (2.0 * ROPE_PE_PI);
     long double xl = 1.0L / (2.0L * 3.141592653589793238462643383L);
-    long p2 = 0, q2 = 1, p1 = 1, q1 = 0;   /* p/q at j-2 and j-1 */
+    long p2 = 0, q2 = 1, p1 = 1, q1 = 0; /* p/q at j-2 and j-1 */
     int ncf = 0, nconv = 0, matched = 0, ok = 1;
     for (int j = 0; j < TERMS; j++) {
         long a = (long)floor(x), p = a * p1 + p2, q = a * q1 + q2;
@@ -311,7 +311,7 @@ static int pe_write_convergents(FILE *num, const long *rec, int nrec,
 static int pe_write_records(const char *dir, FILE *num)
 {
     enum { KMAX = 1000, MAXREC = 32 };
-    const double first = 0.5;   /* radians: a near repeat at all */
+    const double first = 0.5; /* radians: a near repeat at all */
     char b1[64];
     double best = first;
     long rec[MAXREC];

@@ -4,7 +4,7 @@
 #include "cli.h"
 
 typedef struct {
-    const char *path[4];      /* q, k, v, out */
+    const char *path[4]; /* q, k, v, out */
     int causal, no_rope;
     long threads, start_pos;
     rope_simd simd;
@@ -77,7 +77,7 @@ int cmd_attention(int argc, char **argv)
 {
     cli_rope_options o;
     att_cli a = {{NULL, NULL, NULL, NULL}, 0, 0, 1, 0, ROPE_SIMD_AUTO};
-    rope_npy x[3] = {{0}, {0}, {0}};   /* q, k, v */
+    rope_npy x[3] = {{0}, {0}, {0}}; /* q, k, v */
     char err[512];
     int rc = 0;
     cli_rope_defaults(&o);

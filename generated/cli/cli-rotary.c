@@ -137,7 +137,7 @@ static int print_freqs(const cli_rope_options *o, const char *what,
     if (strcmp(what, "inv_freq") == 0)
         print_freqs_row(inv_freq, half, 1), done = 1;
     for (size_t p = 0; strcmp(what, "angles") == 0 && p < n_pos; p++) {
-        for (int i = 0; i < half; i++)   /* a float angle is exact */
+        for (int i = 0; i < half; i++) /* a float angle is exact */
             printf("%s%.9e", i ? " " : "",
                    rope_angle(pos[p], inv_freq[i], o->precision));
         putchar('\n');
@@ -234,7 +234,7 @@ static const char *shape_text(const rope_npy *a, int which)
 int cmd_apply(int argc, char **argv)
 {
     cli_rope_options o;
-    const char *path[4] = {NULL, NULL, NULL, NULL};  /* q k oq ok */
+    const char *path[4] = {NULL, NULL, NULL, NULL}; /* q k oq ok */
     long start_pos = 0;
     rope_npy q = {0}, k = {0};
     float *c = NULL, *s = NULL;

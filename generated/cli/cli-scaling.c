@@ -8,8 +8,8 @@
 
 typedef struct {
     const char *flag;
-    char kind;           /* 'd' double, 'l' long */
-    size_t offset;       /* into rope_scaling */
+    char kind; /* 'd' double, 'l' long */
+    size_t offset; /* into rope_scaling */
 } scaling_flag;
 
 static const scaling_flag scaling_flags[] = {

@@ -3,7 +3,7 @@
 #include <string.h>
 #include "cli.h"
 
-#define PE_MAX_POSITION 9007199254740992L   /* 2^53 */
+#define PE_MAX_POSITION 9007199254740992L /* 2^53 */
 #define PE_MAX_DMODEL 1048576L
 
 int cmd_pe(int argc, char **argv)

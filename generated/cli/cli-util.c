@@ -53,26 +53,26 @@ static size_t count_items(const char *s)
     return n;
 }
 
-#define PARSE_LIST(T, PARSE_ITEM)                                      \
-    size_t cap = count_items(s), k = 0;                                \
-    T *v = malloc(cap * sizeof *v);                                    \
-    char *copy = malloc(strlen(s) + 1);                                \
-    if (v == NULL || copy == NULL) {                                   \
-        free(v); free(copy);                                           \
-        return cli_error("%s: out of memory", flag);                   \
-    }                                                                  \
-    strcpy(copy, s);                                                   \
-    char *item = copy;                                                 \
-    for (;;) {                                                         \
-        char *comma = strchr(item, ',');                               \
-        if (comma) *comma = '\0';                                      \
-        int rc = PARSE_ITEM;                                           \
-        if (rc != 0) { free(v); free(copy); return rc; }               \
-        if (!comma) break;                                             \
-        item = comma + 1;                                              \
-    }                                                                  \
-    free(copy);                                                        \
-    *out = v; *n = k;                                                  \
+#define PARSE_LIST(T, PARSE_ITEM) \
+    size_t cap = count_items(s), k = 0; \
+    T *v = malloc(cap * sizeof *v); \
+    char *copy = malloc(strlen(s) + 1); \
+    if (v == NULL || copy == NULL) { \
+        free(v); free(copy); \
+        return cli_error("%s: out of memory", flag); \
+    } \
+    strcpy(copy, s); \
+    char *item = copy; \
+    for (;;) { \
+        char *comma = strchr(item, ','); \
+        if (comma) *comma = '\0'; \
+        int rc = PARSE_ITEM; \
+        if (rc != 0) { free(v); free(copy); return rc; } \
+        if (!comma) break; \
+        item = comma + 1; \
+    } \
+    free(copy); \
+    *out = v; *n = k; \
     return 0
 
 int cli_parse_int_list(const char *flag, const char *s, long lo,

@@ -6,7 +6,7 @@
 
 typedef int (*cli_command_fn)(int argc, char **argv);
 typedef struct cli_command {
-    const char *name;   /* the word after `rope' */
+    const char *name; /* the word after `rope' */
     cli_command_fn run; /* gets argv from the command word on */
     const char *usage;
     const char *summary;
@@ -22,13 +22,13 @@ int cli_parse_int_list(const char *flag, const char *s, long lo,
 int cli_parse_double_list(const char *flag, const char *s,
                           double **out, size_t *n);
 typedef struct cli_rope_options {
-    int head_dim;           /* 0: not given (apply takes it from q) */
-    double theta;           /* the base b; MiniMind's rope_theta */
+    int head_dim; /* 0: not given (apply takes it from q) */
+    double theta; /* the base b; MiniMind's rope_theta */
     rope_pairing pairing;
     rope_precision precision;
     /* chapter 4 appends the fields of its scaling options here */
-    rope_scaling scaling;       /* chapter 4: --scaling and its keys */
-    int no_truncate;            /* --no-truncate given */
+    rope_scaling scaling; /* chapter 4: --scaling and its keys */
+    int no_truncate; /* --no-truncate given */
     double short_factor[CLI_MAX_HALF], long_factor[CLI_MAX_HALF];
 } cli_rope_options;
 void cli_rope_defaults(cli_rope_options *o);

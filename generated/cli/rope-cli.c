@@ -1,4 +1,4 @@
-/* rope-cli.c: the rope program.  `rope --help' lists the subcommands. */
+/* rope-cli.c: the rope program. `rope --help' lists the subcommands. */
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"

@@ -1,5 +1,5 @@
 /* exercise-main.c: checks a learner's answers to one chapter's
-   exercises.  Built with -DEXERCISE_SUITE=exercises_NAME_suite. */
+   exercises. Built with -DEXERCISE_SUITE=exercises_NAME_suite. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

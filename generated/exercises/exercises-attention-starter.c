@@ -1,4 +1,4 @@
-/* Your answers to the exercises of chapter 5.  Fill in the bodies and
+/* Your answers to the exercises of chapter 5. Fill in the bodies and
    run: make exercise CHAPTER=5 */
 #include <math.h>
 #include "exercises-attention.h"

@@ -1,4 +1,4 @@
-/* Your answers to the exercises of chapter 1.  Fill in the bodies and
+/* Your answers to the exercises of chapter 1. Fill in the bodies and
    run: make exercise CHAPTER=1 */
 #include <math.h>
 #include "exercises-positions.h"

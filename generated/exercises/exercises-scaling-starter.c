@@ -1,4 +1,4 @@
-/* Your answers to the exercises of chapter 4.  Fill in the bodies and
+/* Your answers to the exercises of chapter 4. Fill in the bodies and
    run: make exercise CHAPTER=4 */
 #include <math.h>
 #include "exercises-scaling.h"

@@ -33,75 +33,75 @@ typedef enum {
 /* positions t < 2^24 are exact in float32; tables stop there */
 #define ROPE_MAX_POSITION 16777216L
 typedef enum {
-    ROPE_SCALING_DEFAULT,   /* "default": plain RoPE             */
-    ROPE_SCALING_LINEAR,    /* "linear": position interpolation  */
-    ROPE_SCALING_DYNAMIC,   /* "dynamic": dynamic NTK            */
-    ROPE_SCALING_YARN,      /* "yarn": NTK-by-parts + temperature */
-    ROPE_SCALING_LLAMA3,    /* "llama3": wavelength bands        */
-    ROPE_SCALING_LONGROPE   /* "longrope": per-pair factors      */
+    ROPE_SCALING_DEFAULT, /* "default": plain RoPE */
+    ROPE_SCALING_LINEAR, /* "linear": position interpolation */
+    ROPE_SCALING_DYNAMIC, /* "dynamic": dynamic NTK */
+    ROPE_SCALING_YARN, /* "yarn": NTK-by-parts + temperature */
+    ROPE_SCALING_LLAMA3, /* "llama3": wavelength bands */
+    ROPE_SCALING_LONGROPE /* "longrope": per-pair factors */
 } rope_scaling_type;
 
 typedef enum {
-    ROPE_YARN_HF,           /* Hugging Face _compute_yarn_parameters */
-    ROPE_YARN_MINIMIND      /* MiniMind precompute_freqs_cis         */
+    ROPE_YARN_HF, /* Hugging Face _compute_yarn_parameters */
+    ROPE_YARN_MINIMIND /* MiniMind precompute_freqs_cis */
 } rope_yarn_flavor;
 typedef struct rope_scaling {
     rope_scaling_type rope_type;
     rope_yarn_flavor yarn_flavor;
-    double factor;                         /* s                   */
-    long original_max_position_embeddings; /* L, training length  */
-    long max_position_embeddings;          /* M, extended length  */
-    long seq_len;                          /* n, current length   */
-    double beta_fast, beta_slow;           /* YaRN turn counts    */
-    double attention_factor;               /* multiplies cos, sin */
-    double mscale, mscale_all_dim;         /* DeepSeek-style YaRN */
-    int truncate;                          /* 1: floor/ceil range */
-    double low_freq_factor, high_freq_factor;     /* llama3 */
-    const double *short_factor, *long_factor;     /* longrope */
+    double factor; /* s */
+    long original_max_position_embeddings; /* L, training length */
+    long max_position_embeddings; /* M, extended length */
+    long seq_len; /* n, current length */
+    double beta_fast, beta_slow; /* YaRN turn counts */
+    double attention_factor; /* multiplies cos, sin */
+    double mscale, mscale_all_dim; /* DeepSeek-style YaRN */
+    int truncate; /* 1: floor/ceil range */
+    double low_freq_factor, high_freq_factor; /* llama3 */
+    const double *short_factor, *long_factor; /* longrope */
     int n_short_factor, n_long_factor;
 } rope_scaling;
 typedef enum {
-    ROPE_SCALING_OK,            ROPE_SCALING_EHEAD_DIM,
-    ROPE_SCALING_EFACTOR,       ROPE_SCALING_ENOFACTOR,
-    ROPE_SCALING_ENOORIGINAL,   ROPE_SCALING_ENOLENGTH,
-    ROPE_SCALING_EBETA,         ROPE_SCALING_EFREQ,
-    ROPE_SCALING_ELIST,         ROPE_SCALING_EATTENTION,
+    ROPE_SCALING_OK, ROPE_SCALING_EHEAD_DIM,
+    ROPE_SCALING_EFACTOR, ROPE_SCALING_ENOFACTOR,
+    ROPE_SCALING_ENOORIGINAL, ROPE_SCALING_ENOLENGTH,
+    ROPE_SCALING_EBETA, ROPE_SCALING_EFREQ,
+    ROPE_SCALING_ELIST, ROPE_SCALING_EATTENTION,
     ROPE_SCALING_ETYPE
 } rope_scaling_error;
 typedef enum {
-    ROPE_SIMD_AUTO,    /* best the CPU has, or $ROPE_SIMD */
-    ROPE_SIMD_SCALAR,  /* portable C */
-    ROPE_SIMD_AVX2,    /* AVX2 + FMA, 8 floats per vector */
-    ROPE_SIMD_AVX512   /* AVX-512F, 16 floats per vector */
+    ROPE_SIMD_AUTO, /* best the CPU has, or $ROPE_SIMD */
+    ROPE_SIMD_SCALAR, /* portable C */
+    ROPE_SIMD_AVX2, /* AVX2 + FMA, 8 floats per vector */
+    ROPE_SIMD_AVX512 /* AVX-512F, 16 floats per vector */
 } rope_simd;
 
 typedef struct rope_attention_params {
-    int batch, seq_len, kv_len;   /* seq_len <= kv_len */
-    int n_heads, n_kv_heads;      /* n_heads % n_kv_heads == 0 */
+    int batch, seq_len, kv_len; /* seq_len <= kv_len */
+    int n_heads, n_kv_heads; /* n_heads % n_kv_heads == 0 */
     int head_dim;
-    long start_pos;               /* S: key j sits at S + j */
-    int causal;                   /* 1: MiniMind's mask */
-    const float *freqs_cos;       /* [table_len, head_dim] or NULL */
-    const float *freqs_sin;       /*   (NULL: no RoPE) */
-    long table_len;               /* >= start_pos + kv_len */
+    long start_pos; /* S: key j sits at S + j */
+    int causal; /* 1: MiniMind's mask */
+    const float *freqs_cos; /* [table_len, head_dim] or NULL */
+    const float *freqs_sin; /* (NULL: no RoPE) */
+    long table_len; /* >= start_pos + kv_len */
     rope_pairing pairing;
-    int keys_rotated;             /* 1: k is a cache of rotated keys */
-    int n_threads;                /* < 1 means 1 */
+    int keys_rotated; /* 1: k is a cache of rotated keys */
+    int n_threads; /* < 1 means 1 */
     rope_simd simd;
 } rope_attention_params;
 enum {
-    ROPE_ATTENTION_BK = 64,       /* keys per tile */
-    ROPE_ATTENTION_ROWS = 64,     /* rows (head, query) per block */
+    ROPE_ATTENTION_BK = 64, /* keys per tile */
+    ROPE_ATTENTION_ROWS = 64, /* rows (head, query) per block */
     ROPE_ATTENTION_SPLIT_MAX = 16 /* decode: most key ranges */
 };
 #define ROPE_NPY_MAX_NDIM 8
 typedef struct rope_npy {
     int ndim;
     long shape[ROPE_NPY_MAX_NDIM];
-    size_t count;   /* product of the shape */
-    float *data;    /* count floats, C order; free with rope_npy_free */
+    size_t count; /* product of the shape */
+    float *data; /* count floats, C order; free with rope_npy_free */
 } rope_npy;
-#define CLI_MAX_HALF 2048   /* longest factor list the CLI stores */
+#define CLI_MAX_HALF 2048 /* longest factor list the CLI stores */
 /* declarations: chapters 1-5 */
 /* chapter 1: attention without positions */
 uint64_t rope_splitmix64(uint64_t *state);

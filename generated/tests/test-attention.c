@@ -52,7 +52,7 @@ static double att_maxdiff(const float *x, const float *y, size_t n)
     double m = 0;
     for (size_t i = 0; i < n; i++) {
         double e = fabs((double)x[i] - y[i]);
-        m = e > m || e != e ? e : m;    /* a NaN counts as huge */
+        m = e > m || e != e ? e : m; /* a NaN counts as huge */
     }
     return m;
 }
@@ -113,7 +113,7 @@ static void att_make_bad_files(const char *dir)
     ck_assert(n > 128 && n < sizeof buf - 4);
     att_put_bytes(dir, "empty.npy", buf, 0);
     att_put_bytes(dir, "short.npy", buf, n - 4);
-    att_put_bytes(dir, "long.npy", buf, n + 4);    /* 4 stray bytes */
+    att_put_bytes(dir, "long.npy", buf, n + 4); /* 4 stray bytes */
     for (size_t i = 0; i + 3 <= 128; i++)
         if (!memcmp(buf + i, "<f4", 3)) buf[i + 2] = '8';
     att_put_bytes(dir, "f8.npy", buf, n);
@@ -178,7 +178,7 @@ START_TEST(test_attention_sweep)
 END_TEST
 START_TEST(test_attention_threads_bit_identical)
 {
-    static const int shape[4][5] = {   /* n, kv_len, heads, kv, d */
+    static const int shape[4][5] = { /* n, kv_len, heads, kv, d */
         {1000, 1000, 8, 2, 64}, {257, 300, 8, 8, 96},
         {1, 1000, 8, 2, 64}, {3, 700, 8, 4, 128}
     };
@@ -409,13 +409,13 @@ START_TEST(test_attention_rejects_bad_arguments)
     att_make(&a, 4, 4, 8, 2, 64, 0, 1);
     out[0] = keep = 12345.0f;
     rope_attention_params p = a.p;
-    p.n_kv_heads = 3;                       /* 8 % 3 != 0 */
+    p.n_kv_heads = 3; /* 8 % 3 != 0 */
     ck_assert_int_ne(rope_attention(out, a.q, a.k, a.v, &p), 0);
-    p = a.p; p.seq_len = 5;                 /* longer than the cache */
+    p = a.p; p.seq_len = 5; /* longer than the cache */
     ck_assert_int_ne(rope_attention(out, a.q, a.k, a.v, &p), 0);
-    p = a.p; p.table_len = 3;               /* table too short */
+    p = a.p; p.table_len = 3; /* table too short */
     ck_assert_int_ne(rope_attention_naive(out, a.q, a.k, a.v, &p), 0);
-    p = a.p; p.head_dim = 63;               /* odd with RoPE */
+    p = a.p; p.head_dim = 63; /* odd with RoPE */
     ck_assert_int_ne(rope_attention(out, a.q, a.k, a.v, &p), 0);
     ck_assert(out[0] == keep);
     att_free(&a);

@@ -7,7 +7,7 @@
 START_TEST(test_ex_online_logsumexp)
 {
     float big[3] = {1000, 999, 1000}, x[1000];
-    float masked[3] = {-INFINITY, 1, 2};    /* a masked first score */
+    float masked[3] = {-INFINITY, 1, 2}; /* a masked first score */
     uint64_t st = 51;
     double m = -INFINITY, sum = 0;
     ck_assert_double_eq_tol(ex_online_logsumexp(big, 3),

@@ -36,7 +36,7 @@ static size_t make_npy(unsigned char *buf, int major,
     memcpy(buf + pre, header, hl);
     for (k = pre + hl; k < pre + total - 1; k++) buf[k] = ' ';
     buf[k++] = '\n';
-    memcpy(buf + k, x, nx * sizeof *x);  /* a little-endian host */
+    memcpy(buf + k, x, nx * sizeof *x); /* a little-endian host */
     return k + nx * sizeof *x;
 }
 
@@ -49,7 +49,7 @@ static const char *npy_error(const unsigned char *buf, size_t n)
         return NULL;
     }
     ck_assert(a.data == NULL);
-    ck_assert(strchr(err, '\n') == NULL);  /* one line */
+    ck_assert(strchr(err, '\n') == NULL); /* one line */
     return err;
 }
 static float *cli_floats(const char *text, size_t expect)
@@ -309,7 +309,7 @@ START_TEST(test_cos_sin_match_hugging_face)
     ck_assert_uint_eq(n, 8 * 64 * 8);
     rope_default_inv_freq(inv, 64, 1e4);
     for (size_t r = 0; r < n / 8; r++) {
-        const double *row = v + 8 * r;  /* pos j angle cos sin, refs */
+        const double *row = v + 8 * r; /* pos j angle cos sin, refs */
         long pos = (long)row[0];
         int j = (int)row[1];
         ck_assert_int_eq(rope_freqs_cis_from_inv_freq(c, s, inv, 64,
@@ -333,7 +333,7 @@ START_TEST(test_apply_matches_hugging_face)
     ck_assert_uint_eq(n, 8 * 64 * 4);
     rope_default_inv_freq(inv, 64, 1e4);
     for (int p = 0; p < 8; p++) {
-        const double *rows = v + 4 * 64 * p;  /* pos j q_in q_embed */
+        const double *rows = v + 4 * 64 * p; /* pos j q_in q_embed */
         long pos = (long)rows[0];
         for (int j = 0; j < 64; j++)
             q[j] = k[j] = (float)rows[4 * j + 2];
@@ -523,13 +523,13 @@ START_TEST(test_rotating_the_hidden_state_breaks_relativity)
             rotate_to(yr, D, 1e4, n, ROPE_PRECISION_DOUBLE,
                       ROPE_PAIRING_HALF);
             proj(Wq, xr, q, D, D, id); proj(Wk, yr, k, D, D, id);
-            score[0][shifted] = dot64(q, k, D);  /* rotated too early */
+            score[0][shifted] = dot64(q, k, D); /* rotated too early */
             proj(Wq, x, q, D, D, id); proj(Wk, y, k, D, D, id);
             rotate_to(q, D, 1e4, m, ROPE_PRECISION_DOUBLE,
                       ROPE_PAIRING_HALF);
             rotate_to(k, D, 1e4, n, ROPE_PRECISION_DOUBLE,
                       ROPE_PAIRING_HALF);
-            score[1][shifted] = dot64(q, k, D);  /* MiniMind's place */
+            score[1][shifted] = dot64(q, k, D); /* MiniMind's place */
         }
         double wrong = fabs(score[0][0] - score[0][1]);
         double right = fabs(score[1][0] - score[1][1]);
@@ -554,7 +554,7 @@ START_TEST(test_start_pos_and_heads_use_the_right_rows)
     ck_assert(memcmp(c + S0 * D, c2, sizeof c2) == 0);
     ck_assert(memcmp(s + S0 * D, s2, sizeof s2) == 0);
     randfill(q, 2 * L * 4 * D, 9);
-    for (int tok = 0; tok < 2 * L; tok++)  /* keys = query head 0 */
+    for (int tok = 0; tok < 2 * L; tok++) /* keys = query head 0 */
         for (int h = 0; h < 2; h++)
             memcpy(k + (tok * 2 + h) * D, q + tok * 4 * D,
                    D * sizeof *k);
@@ -643,7 +643,7 @@ START_TEST(test_decay_matches_the_roformer_values)
     double *v = golden_read(GHF "roformer_decay_bound.txt", &n);
     ck_assert_uint_eq(n % 4, 0);
     ck_assert_uint_ge(n / 4, 50);
-    for (size_t r = 0; r < n / 4; r++) {   /* d base r A(r) */
+    for (size_t r = 0; r < n / 4; r++) { /* d base r A(r) */
         double a = rope_decay_average((int)v[4 * r], v[4 * r + 1],
                                       v[4 * r + 2]);
         ck_assert_double_eq_tol(a, v[4 * r + 3], 1e-12 * v[4 * r + 3]);
@@ -671,7 +671,7 @@ START_TEST(test_summation_by_parts_and_the_bound)
             double r = (double)(m - n), hr[H + 1], hi[H + 1];
             double sum_re = 0, abel_re = 0, sre = 0, sim = 0;
             double max_dh = 0, sum_abs_s = 0;
-            for (int i = 0; i < H; i++) {  /* h_i = q_[i] conj(k_[i]) */
+            for (int i = 0; i < H; i++) { /* h_i = q_[i] conj(k_[i]) */
                 double q0 = q[2 * i], q1 = q[2 * i + 1];
                 double k0 = k[2 * i], k1 = k[2 * i + 1];
                 hr[i] = q0 * k0 + q1 * k1;
@@ -681,7 +681,7 @@ START_TEST(test_summation_by_parts_and_the_bound)
             for (int i = 0; i < H; i++) {
                 double a = r * inv[i];
                 sum_re += hr[i] * cos(a) - hi[i] * sin(a);
-                sre += cos(a); sim += sin(a);         /* S_{i+1} */
+                sre += cos(a); sim += sin(a); /* S_{i+1} */
                 double dr = hr[i + 1] - hr[i], di = hi[i + 1] - hi[i];
                 abel_re -= sre * dr - sim * di;
                 max_dh = fmax(max_dh, hypot(dr, di));

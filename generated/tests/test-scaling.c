@@ -12,7 +12,7 @@
 #define TEST_PI 3.14159265358979323846
 
 typedef struct {
-    const char *name;            /* file inv_freq_NAME.txt, and the
+    const char *name; /* file inv_freq_NAME.txt, and the
                                     row NAME of attention_factors.txt */
     rope_scaling_type type;
     double factor;
@@ -239,9 +239,9 @@ static int scaling_cli_numbers(const char *args, const char *what,
     return n;
 }
 typedef struct {
-    const char *args;     /* after "freqs --head-dim 64 --theta 1e4" */
-    int n_short, n_long;  /* lengths of lists to append, -1: none */
-    const char *flag;     /* a flag the message must name */
+    const char *args; /* after "freqs --head-dim 64 --theta 1e4" */
+    int n_short, n_long; /* lengths of lists to append, -1: none */
+    const char *flag; /* a flag the message must name */
 } scaling_cli_bad_call;
 
 static const scaling_cli_bad_call scaling_cli_bad_calls[] = {

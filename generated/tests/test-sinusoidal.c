@@ -116,7 +116,7 @@ START_TEST(test_pe_float_close_to_double)
     ck_assert(pf != NULL && pd != NULL);
     ck_assert_int_eq(rope_pe_table_float(pf, L, D, 1e4f), ROPE_PE_OK);
     ck_assert_int_eq(rope_pe_table(pd, L, D, 1e4), ROPE_PE_OK);
-    double worst = 0.0;   /* largest |float - double| / tolerance */
+    double worst = 0.0; /* largest |float - double| / tolerance */
     long worst_t = 0;
     for (int j = 0; j < D; j++) {
         double w = rope_pe_omega(j / 2, D, 1e4), lnb = log(1e4);

@@ -9,9 +9,9 @@ double *golden_read(const char *path, size_t *n_out);
 double *golden_read_column(const char *path, int column, size_t *n_out);
 long float_ulp_diff(float a, float b);
 typedef struct cli_result {
-    int status;  /* the exit status, or -1 if the program did not exit */
-    char *out;   /* what it printed on stdout, NUL-terminated */
-    char *err;   /* what it printed on stderr */
+    int status; /* the exit status, or -1 if the program did not exit */
+    char *out; /* what it printed on stdout, NUL-terminated */
+    char *err; /* what it printed on stderr */
 } cli_result;
 cli_result cli_run(const char *args);
 void cli_result_free(cli_result *r);

@@ -366,6 +366,50 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-exp2-taylor-rel", "%.1f\\times 10^{%d}",
            taylor / pow(10, floor(log10(taylor))),
            (int)floor(log10(taylor)));
+    enum { EX_KEYS = 12, EX_TILE = 3 };
+    static const double ex_s[EX_KEYS] = {0.4, 1.1, 0.2, 1.6, 2.5, 0.9,
+                                         1.8, 0.7, 2.2, 3.4, 1.3, 2.9};
+    FILE *es = bd_open(dir, "attention-online-scores.dat");
+    FILE *et = bd_open(dir, "attention-online-state.dat");
+    fputs("j s\n", es);
+    fputs("t edge m old new l alpha\n", et);
+    double m_t = -INFINITY, l_t = 0, direct = 0, ex_alpha[4];
+    for (int ti = 0; ti < EX_KEYS / EX_TILE; ti++) {
+        double mx = m_t, sum = 0;
+        for (int c = 0; c < EX_TILE; c++) {
+            int j = ti * EX_TILE + c;
+            mx = fmax(mx, ex_s[j]);
+            fprintf(es, "%d %.2f\n", j + 1, ex_s[j]);
+            direct += exp(ex_s[j]);
+        }
+        for (int c = 0; c < EX_TILE; c++)
+            sum += exp(ex_s[ti * EX_TILE + c] - mx);
+        double alpha = exp(m_t - mx);
+        fprintf(et, "%d %.1f %.4f %.4f %.4f %.4f %.2f\n", ti + 1,
+                ti * EX_TILE + 0.5, mx, alpha * l_t, sum, alpha * l_t + sum,
+                alpha);
+        ex_alpha[ti] = alpha;
+        l_t = alpha * l_t + sum;
+        m_t = mx;
+    }
+    fprintf(et, "%d %.1f %.4f 0 0 %.4f 1\n", EX_KEYS / EX_TILE + 1,
+            EX_KEYS + 0.5, m_t, l_t);
+    bd_close(es);
+    bd_close(et);
+    bd_def(f, "attention-online-lse", "%.4f", m_t + log(l_t));
+    bd_def(f, "attention-online-direct", "%.4f", log(direct));
+    bd_def(f, "attention-online-alpha2", "%.2f", ex_alpha[1]);
+    bd_def(f, "attention-online-alpha4", "%.2f", ex_alpha[3]);
+    bd_def(f, "attention-online-tiles", "%d", EX_KEYS / EX_TILE);
+    bd_def(f, "attention-online-tile", "%d", EX_TILE);
+    int ex_ntk = 16, ex_per = (ex_ntk + ROPE_ATTENTION_SPLIT_MAX - 1)
+                             / ROPE_ATTENTION_SPLIT_MAX;
+    if (ex_per < 4) ex_per = 4;
+    bd_def(f, "attention-split-ex-tiles", "%d", ex_ntk);
+    bd_def(f, "attention-split-ex-keys", "%d", ex_ntk * ROPE_ATTENTION_BK);
+    bd_def(f, "attention-split-ex-per", "%d", ex_per);
+    bd_def(f, "attention-split-ex-ranges", "%d",
+           (ex_ntk + ex_per - 1) / ex_per);
     bd_close(f);
     return 0;
 }

@@ -69,7 +69,7 @@ static void print_exercise_line(const ex_info *ex, TestResult *bad)
     else
         printf("%s (%s) FAILED: %s before its checks finished; expected "
                "%s; hint: %s\n", ex->id, ex->title,
-               tr_rtype(bad) == CK_ERROR ? msg : "stopped",
+               tr_rtype(bad) == CK_ERROR ? msg : "the test stopped",
                ex->expect, ex->hint);
 }
 

@@ -71,6 +71,10 @@ static const ex_info ex_5_4 = {"exercise 5.4", "causal FLOPs",
     "4 d h times the number of visible (query, key) pairs",
     "reread section 5.1, The computation and its cost: count the keys "
     "j <= n_kv - n + i"};
+static const ex_info ex_5_5 = {"exercise 5.5", "causal mask with a cache",
+    "0 where key j <= start_pos + i, -inf elsewhere",
+    "reread section 5.1, Positions: query i sits at start_pos + i and "
+    "sees the cached keys too"};
 
 START_TEST(test_ex_online_logsumexp)
 {
@@ -169,9 +173,27 @@ START_TEST(test_ex_causal_flops)
         }
 }
 END_TEST
+START_TEST(test_ex_causal_mask_with_cache)
+{
+    static const long cases[4][2] = {{0, 4}, {3, 2}, {5, 1}, {2, 3}};
+    float mask[4 * 8];
+    for (int c = 0; c < 4; c++) {
+        long sp = cases[c][0], n = cases[c][1], nkv = sp + n;
+        for (long k = 0; k < n * nkv; k++) mask[k] = NAN;
+        ex_causal_mask_with_cache(sp, (int)n, mask);
+        for (long i = 0; i < n; i++)
+            for (long j = 0; j < nkv; j++)
+                ex_check_double(&ex_5_5, mask[i * nkv + j],
+                    j <= sp + i ? 0.0 : -INFINITY, 0,
+                    "ex_causal_mask_with_cache(start_pos = %ld, seq_len "
+                    "= %ld): mask[%ld][%ld] (query at position %ld, key "
+                    "%ld)", sp, n, i, j, sp + i, j);
+    }
+}
+END_TEST
 
 const ex_info *const exercises_attention_table[] = {
-    &ex_5_1, &ex_5_2, &ex_5_3, &ex_5_4, NULL
+    &ex_5_1, &ex_5_2, &ex_5_3, &ex_5_4, &ex_5_5, NULL
 };
 
 Suite *exercises_attention_suite(void)
@@ -189,6 +211,9 @@ Suite *exercises_attention_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("exercise 5.4");
     tcase_add_test(tc, test_ex_causal_flops);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("exercise 5.5");
+    tcase_add_test(tc, test_ex_causal_mask_with_cache);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -69,6 +69,10 @@ static const ex_info ex_4_3 = {"exercise 4.3", "YaRN ranges differ",
 static const ex_info ex_4_4 = {"exercise 4.4", "Llama 3.1 scale",
     "1 for short wavelengths, 1/factor for long ones, a blend between",
     "reread section 4.7, Llama 3.1: wavelength bands"};
+static const ex_info ex_4_5 = {"exercise 4.5", "YaRN blend",
+    "omega for the fast pairs i <= lo, omega/factor for the slow i >= hi",
+    "reread section 4.6, YaRN, the ramp and the blend: the ramp is 0 for "
+    "the fast (high-frequency) pairs, which keep their frequency"};
 
 START_TEST(test_ex_ntk_aware_base)
 {
@@ -207,9 +211,21 @@ START_TEST(test_ex_llama3_scale_edges)
                 "below ex_llama3_scale(wavelen 4000, ...), got %g", a, b);
 }
 END_TEST
+START_TEST(test_ex_yarn_blend)
+{
+    for (int i = 0; i < 32; i++) {
+        double omega = pow(1e4, -2.0 * i / 64), r = (i - 4.0) / 8.0;
+        double gamma = r < 0 ? 0 : r > 1 ? 1 : r;
+        double want = (1 - gamma) * omega + gamma * omega / 16;
+        ex_check_double(&ex_4_5, ex_yarn_blend(omega, i, 4, 12, 16),
+            want, 1e-14 * omega, "ex_yarn_blend(omega_%d = %g, i = %d, "
+            "lo = 4, hi = 12, factor = 16):", i, omega, i);
+    }
+}
+END_TEST
 
 const ex_info *const exercises_scaling_table[] = {
-    &ex_4_1, &ex_4_2, &ex_4_3, &ex_4_4, NULL
+    &ex_4_1, &ex_4_2, &ex_4_3, &ex_4_4, &ex_4_5, NULL
 };
 
 Suite *exercises_scaling_suite(void)
@@ -229,6 +245,9 @@ Suite *exercises_scaling_suite(void)
     tc = tcase_create("exercise 4.4");
     tcase_add_loop_test(tc, test_ex_llama3_scale, 0, 2);
     tcase_add_test(tc, test_ex_llama3_scale_edges);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("exercise 4.5");
+    tcase_add_test(tc, test_ex_yarn_blend);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,6 +6,7 @@
 #   make book          book/rope.pdf
 #   make check-book    the shape of the built book (book/check-book.py)
 #   make exercise CHAPTER=N   check your own answers to chapter N's exercises
+#   make exercise CHAPTER=N ONLY=N.K   check one of them
 #   make tangle        refresh the committed generated/ from the .nw files
 #   make check-generated      fail if generated/ differs from a fresh tangle
 #   make lint          fail if the chunk roots differ from the expected list
@@ -169,7 +170,7 @@ exercise: deps
 	  cp $(T)/exercises-$(EXNAME)-starter.c $(EXFILE); \
 	  echo "created $(EXFILE) from the starter: fill in the bodies, then run make exercise CHAPTER=$(CHAPTER) again"; fi
 	@$(MAKE) --no-print-directory $(B)/exercise-$(EXNAME)
-	$(B)/exercise-$(EXNAME)
+	$(B)/exercise-$(EXNAME) $(ONLY)
 
 $(B)/obj/learner-%.o: tests/exercises/%.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -177,6 +178,7 @@ $(B)/obj/learner-%.o: tests/exercises/%.c $(HEADERS)
 $(B)/obj/exercise-main-%.o: $(T)/exercise-main.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALLCFLAGS) -DEXERCISE_SUITE=exercises_$*_suite \
+	  -DEXERCISE_TABLE=exercises_$*_table \
 	  -DEXERCISE_NAME='"$*"' -c $< -o $@
 $(B)/exercise-%: $(B)/obj/exercise-main-%.o $(B)/obj/test-exercises-%.o \
     $(B)/obj/learner-%.o $(B)/obj/test-util.o $(B)/librope.a

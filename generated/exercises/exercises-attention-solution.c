@@ -40,3 +40,10 @@ double ex_causal_flops(long n, long n_kv, int d, int h)
     double pairs = (double)n * (n_kv - n) + 0.5 * (double)n * (n + 1);
     return 4.0 * d * h * pairs;
 }
+void ex_causal_mask_with_cache(long start_pos, int seq_len, float *mask)
+{
+    long n_kv = start_pos + seq_len;
+    for (long i = 0; i < seq_len; i++)
+        for (long j = 0; j < n_kv; j++)
+            mask[i * n_kv + j] = j <= start_pos + i ? 0.0f : -INFINITY;
+}

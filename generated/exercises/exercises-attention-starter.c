@@ -28,3 +28,9 @@ double ex_causal_flops(long n, long n_kv, int d, int h)
     (void)n; (void)n_kv; (void)d; (void)h;
     return 0;
 }
+
+void ex_causal_mask_with_cache(long start_pos, int seq_len, float *mask)
+{
+    for (long k = 0; k < seq_len * (start_pos + seq_len); k++)
+        mask[k] = 0.0f;
+}

@@ -41,3 +41,10 @@ void ex_attention_row(const double *q, const double *k,
     }
     for (int j = 0; j < d; j++) out[j] /= sum;
 }
+void ex_permute_rows(const int *perm, const double *x, int n, int d,
+                     double *out)
+{
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < d; c++)
+            out[i * d + c] = x[perm[i] * d + c];
+}

@@ -48,3 +48,12 @@ double rope_ex_score_at_distance(const float *q, const float *k,
     free(inv);
     return score;
 }
+void rope_ex_half_to_interleaved(const float *x, float *out,
+                                 int head_dim)
+{
+    int half = head_dim / 2;
+    for (int i = 0; i < half; i++) {
+        out[2 * i] = x[i];
+        out[2 * i + 1] = x[i + half];
+    }
+}

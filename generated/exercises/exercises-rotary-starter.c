@@ -21,3 +21,10 @@ double rope_ex_score_at_distance(const float *q, const float *k,
     (void)q; (void)k; (void)head_dim; (void)rope_base; (void)r;
     return 0.0;
 }
+
+void rope_ex_half_to_interleaved(const float *x, float *out,
+                                 int head_dim)
+{
+    for (int j = 0; j < head_dim; j++)
+        out[j] = x[j];
+}

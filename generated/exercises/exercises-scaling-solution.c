@@ -33,3 +33,10 @@ double ex_llama3_scale(double wavelen, long original, double factor,
                 / (high_freq_factor - low_freq_factor);
     return (1 - sm) / factor + sm;
 }
+double ex_yarn_blend(double omega, int i, double lo, double hi,
+                     double factor)
+{
+    double r = (i - lo) / (hi - lo);
+    double gamma = r < 0 ? 0 : (r > 1 ? 1 : r);
+    return (1 - gamma) * omega + gamma * omega / factor;
+}

@@ -31,3 +31,10 @@ double ex_llama3_scale(double wavelen, long original, double factor,
     (void)low_freq_factor; (void)high_freq_factor;
     return -1.0;
 }
+
+double ex_yarn_blend(double omega, int i, double lo, double hi,
+                     double factor)
+{
+    (void)omega; (void)i; (void)lo; (void)hi; (void)factor;
+    return 0.0;
+}

@@ -8,4 +8,6 @@ int ex_yarn_ranges_differ(int head_dim, double rope_base, long original,
                           double beta_slow);
 double ex_llama3_scale(double wavelen, long original, double factor,
                        double low_freq_factor, double high_freq_factor);
+double ex_yarn_blend(double omega, int i, double lo, double hi,
+                     double factor);
 #endif

@@ -33,3 +33,9 @@ long ex_repeat_distance(double omega, double tol, long k_max)
     }
     return -1;
 }
+void ex_pe_shift(double out[2], const double in[2], double omega, long k)
+{
+    double c = cos(omega * (double)k), s = sin(omega * (double)k);
+    out[0] = in[0] * c + in[1] * s;
+    out[1] = in[1] * c - in[0] * s;
+}

@@ -22,3 +22,9 @@ long ex_repeat_distance(double omega, double tol, long k_max)
     (void)omega; (void)tol; (void)k_max;
     return 0;
 }
+
+void ex_pe_shift(double out[2], const double in[2], double omega, long k)
+{
+    (void)in; (void)omega; (void)k;
+    out[0] = out[1] = 0.0;
+}

@@ -6,4 +6,5 @@ void ex_rotation_product(double out[4], double omega, long k, long j);
 void ex_shift_back(double *out, const double *row, int d_model,
                    double base, long k);
 long ex_repeat_distance(double omega, double tol, long k_max);
+void ex_pe_shift(double out[2], const double in[2], double omega, long k);
 #endif

@@ -1,8 +1,80 @@
 /* test-exercises-attention.c: the tests of chapter 5's exercises. */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "tests.h"
 #include "exercises-attention.h"
+
+/* What the runner says about one exercise. */
+typedef struct {
+    const char *id;     /* "exercise 1.1": the test case's name */
+    const char *title;  /* a few words naming the function */
+    const char *expect; /* what a right answer gives */
+    const char *hint;   /* the section or equation to reread */
+} ex_info;
+
+/* End the test with one line: what was called, what differs, the hint. */
+static inline void ex_fail(const ex_info *ex, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ck_abort_msg("%s; hint: %s", what, ex->hint);
+}
+static inline void ex_check_double(const ex_info *ex, double got,
+                                   double want, double tol,
+                                   const char *fmt, ...)
+{
+    char what[300], g[40], w[40];
+    int p = 6;
+    va_list ap;
+    if (tol == 0 ? got == want : fabs(got - want) < tol)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    do {
+        snprintf(g, sizeof g, "%.*g", p, got);
+        snprintf(w, sizeof w, "%.*g", p, want);
+    } while (strcmp(g, w) == 0 && ++p <= 17);
+    ex_fail(ex, "%s expected %s, got %s", what, w, g);
+}
+
+static inline void ex_check_long(const ex_info *ex, long got, long want,
+                                 const char *fmt, ...)
+{
+    char what[300];
+    va_list ap;
+    if (got == want)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ex_fail(ex, "%s expected %ld, got %ld", what, want, got);
+}
+static const ex_info ex_5_1 = {"exercise 5.1", "online log-sum-exp",
+    "log(sum exp x_j), without overflow, -inf entries ignored",
+    "reread section 5.4, The online softmax: rescale the running sum "
+    "when the maximum grows"};
+static const ex_info ex_5_2 = {"exercise 5.2", "merge two states",
+    "the state (m, l, u) of the two blocks together",
+    "reread section 5.4, The online softmax: m = max(m_a, m_b), scale each "
+    "l and u by exp(m_a - m) or exp(m_b - m)"};
+static const ex_info ex_5_3 = {"exercise 5.3", "tile class",
+    "0 for a tile with no visible key, 2 all visible, 1 mixed",
+    "reread section 5.5, Tiling: query i sees key j when j <= n_kv - n + i"};
+static const ex_info ex_5_4 = {"exercise 5.4", "causal FLOPs",
+    "4 d h times the number of visible (query, key) pairs",
+    "reread section 5.1, The computation and its cost: count the keys "
+    "j <= n_kv - n + i"};
+static const ex_info ex_5_5 = {"exercise 5.5", "causal mask with a cache",
+    "0 where key j <= start_pos + i, -inf elsewhere",
+    "reread section 5.1, Positions: query i sits at start_pos + i and "
+    "sees the cached keys too"};
 
 START_TEST(test_ex_online_logsumexp)
 {
@@ -10,18 +82,21 @@ START_TEST(test_ex_online_logsumexp)
     float masked[3] = {-INFINITY, 1, 2}; /* a masked first score */
     uint64_t st = 51;
     double m = -INFINITY, sum = 0;
-    ck_assert_double_eq_tol(ex_online_logsumexp(big, 3),
-                            1000 + log(2 + exp(-1.0)), 2e-4);
-    ck_assert(ex_online_logsumexp(big, 1) == 1000.0f);
-    ck_assert_double_eq_tol(ex_online_logsumexp(masked, 3),
-                            log(exp(1.0) + exp(2.0)), 1e-4);
+    ex_check_double(&ex_5_1, ex_online_logsumexp(big, 3),
+                    1000 + log(2 + exp(-1.0)), 2e-4,
+                    "ex_online_logsumexp({1000, 999, 1000}, 3):");
+    ex_check_double(&ex_5_1, ex_online_logsumexp(big, 1), 1000.0f, 0,
+                    "ex_online_logsumexp({1000}, 1):");
+    ex_check_double(&ex_5_1, ex_online_logsumexp(masked, 3),
+                    log(exp(1.0) + exp(2.0)), 1e-4,
+                    "ex_online_logsumexp({-inf, 1, 2}, 3):");
     for (int i = 0; i < 1000; i++) {
         x[i] = (float)(40 * rope_uniform(&st) - 20);
         m = x[i] > m ? x[i] : m;
     }
     for (int i = 0; i < 1000; i++) sum += exp(x[i] - m);
-    ck_assert_double_eq_tol(ex_online_logsumexp(x, 1000),
-                            m + log(sum), 1e-4);
+    ex_check_double(&ex_5_1, ex_online_logsumexp(x, 1000), m + log(sum),
+                    1e-4, "ex_online_logsumexp(1000 uniform in [-20, 20]):");
 }
 END_TEST
 static void ex52_state(const double *s, const double *v, int lo, int hi,
@@ -48,9 +123,12 @@ START_TEST(test_ex_merge_states)
     ex52_state(s, v, _i, 8, b);
     ex52_state(s, v, 0, 8, all);
     ex_merge_states(a, b, 3, out);
-    ck_assert_double_eq_tol(out[0], all[0], 1e-6);
+    ex_check_double(&ex_5_2, out[0], all[0], 1e-6, "ex_merge_states("
+                    "scores 0..%d, scores %d..7, d = 3): m", _i - 1, _i);
     for (int c = 1; c < 5; c++)
-        ck_assert_double_eq_tol(out[c], all[c], 1e-5 * all[1]);
+        ex_check_double(&ex_5_2, out[c], all[c], 1e-5 * all[1],
+            "ex_merge_states(scores 0..%d, scores %d..7, d = 3): %s%d",
+            _i - 1, _i, c == 1 ? "l, entry " : "u, entry ", c);
 }
 END_TEST
 static int ex53_brute(long q0, int bq, long j0, int bk, long n,
@@ -74,8 +152,10 @@ START_TEST(test_ex_tile_class)
                     for (long j0 = 0; j0 < nkv; j0 += 4) {
                         int want = ex53_brute(q0, 3, j0, 4, n, nkv,
                                               causal);
-                        ck_assert_int_eq(ex_tile_class(q0, 3, j0, 4, n,
-                                         nkv, causal), want);
+                        ex_check_long(&ex_5_3, ex_tile_class(q0, 3, j0,
+                            4, n, nkv, causal), want, "ex_tile_class(q0 = "
+                            "%ld, 3, j0 = %ld, 4, n = %ld, n_kv = %ld, "
+                            "causal = %d):", q0, j0, n, nkv, causal);
                     }
 }
 END_TEST
@@ -87,11 +167,34 @@ START_TEST(test_ex_causal_flops)
             for (long i = 0; i < n; i++)
                 for (long j = 0; j < nkv; j++)
                     count += j <= nkv - n + i;
-            ck_assert_double_eq(ex_causal_flops(n, nkv, 8, 3),
-                                4.0 * 8 * 3 * count);
+            ex_check_double(&ex_5_4, ex_causal_flops(n, nkv, 8, 3),
+                            4.0 * 8 * 3 * count, 0, "ex_causal_flops(n = "
+                            "%ld, n_kv = %ld, d = 8, h = 3):", n, nkv);
         }
 }
 END_TEST
+START_TEST(test_ex_causal_mask_with_cache)
+{
+    static const long cases[4][2] = {{0, 4}, {3, 2}, {5, 1}, {2, 3}};
+    float mask[4 * 8];
+    for (int c = 0; c < 4; c++) {
+        long sp = cases[c][0], n = cases[c][1], nkv = sp + n;
+        for (long k = 0; k < n * nkv; k++) mask[k] = NAN;
+        ex_causal_mask_with_cache(sp, (int)n, mask);
+        for (long i = 0; i < n; i++)
+            for (long j = 0; j < nkv; j++)
+                ex_check_double(&ex_5_5, mask[i * nkv + j],
+                    j <= sp + i ? 0.0 : -INFINITY, 0,
+                    "ex_causal_mask_with_cache(start_pos = %ld, seq_len "
+                    "= %ld): mask[%ld][%ld] (query at position %ld, key "
+                    "%ld)", sp, n, i, j, sp + i, j);
+    }
+}
+END_TEST
+
+const ex_info *const exercises_attention_table[] = {
+    &ex_5_1, &ex_5_2, &ex_5_3, &ex_5_4, &ex_5_5, NULL
+};
 
 Suite *exercises_attention_suite(void)
 {
@@ -108,6 +211,9 @@ Suite *exercises_attention_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("exercise 5.4");
     tcase_add_test(tc, test_ex_causal_flops);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("exercise 5.5");
+    tcase_add_test(tc, test_ex_causal_mask_with_cache);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,15 +1,87 @@
 /* test-exercises-positions.c: the tests of chapter 1's exercises. */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "tests.h"
 #include "exercises-positions.h"
+
+/* What the runner says about one exercise. */
+typedef struct {
+    const char *id;     /* "exercise 1.1": the test case's name */
+    const char *title;  /* a few words naming the function */
+    const char *expect; /* what a right answer gives */
+    const char *hint;   /* the section or equation to reread */
+} ex_info;
+
+/* End the test with one line: what was called, what differs, the hint. */
+static inline void ex_fail(const ex_info *ex, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ck_abort_msg("%s; hint: %s", what, ex->hint);
+}
+static inline void ex_check_double(const ex_info *ex, double got,
+                                   double want, double tol,
+                                   const char *fmt, ...)
+{
+    char what[300], g[40], w[40];
+    int p = 6;
+    va_list ap;
+    if (tol == 0 ? got == want : fabs(got - want) < tol)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    do {
+        snprintf(g, sizeof g, "%.*g", p, got);
+        snprintf(w, sizeof w, "%.*g", p, want);
+    } while (strcmp(g, w) == 0 && ++p <= 17);
+    ex_fail(ex, "%s expected %s, got %s", what, w, g);
+}
+
+static inline void ex_check_long(const ex_info *ex, long got, long want,
+                                 const char *fmt, ...)
+{
+    char what[300];
+    va_list ap;
+    if (got == want)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ex_fail(ex, "%s expected %ld, got %ld", what, want, got);
+}
+static const ex_info ex_1_1 = {"exercise 1.1", "softmax",
+    "a row of positive numbers summing to 1",
+    "reread section 1.1, the softmax equation, and subtract the row's max"};
+static const ex_info ex_1_2 = {"exercise 1.2", "invert a permutation",
+    "inv[perm[i]] == i for every i",
+    "reread section 1.2: if perm[i] = j then inv[j] = i"};
+static const ex_info ex_1_3 = {"exercise 1.3", "crossover position",
+    "the smallest t with t*sqrt(d_model) > embed_norm",
+    "reread section 1.3: the norm of t*1 is t*sqrt(d_model)"};
+static const ex_info ex_1_4 = {"exercise 1.4", "one attention row",
+    "row 2 of the library's rope_tiny_attention",
+    "reread section 1.1, the attention equation: scores, softmax, "
+    "weighted values"};
+static const ex_info ex_1_5 = {"exercise 1.5", "permute rows",
+    "row i of PX is row perm[i] of X",
+    "reread section 1.2: P has its 1 of row i in column perm[i], "
+    "so (PX)[i] = X[perm[i]], not X[i] moved to row perm[i]"};
 
 START_TEST(test_ex_softmax_values)
 {
     double x[2] = {0.0, log(2.0)};
     ex_softmax(x, 2);
-    ck_assert_double_eq_tol(x[0], 1.0 / 3.0, 1e-15);
-    ck_assert_double_eq_tol(x[1], 2.0 / 3.0, 1e-15);
+    ex_check_double(&ex_1_1, x[0], 1.0 / 3.0, 1e-15,
+                    "ex_softmax({0, ln 2}, 2): x[0]");
+    ex_check_double(&ex_1_1, x[1], 2.0 / 3.0, 1e-15,
+                    "ex_softmax({0, ln 2}, 2): x[1]");
 }
 END_TEST
 
@@ -18,41 +90,51 @@ START_TEST(test_ex_softmax_large)
     double x[3] = {1000.0, 999.0, 1000.0};
     ex_softmax(x, 3);
     double e = exp(-1.0), z = 2.0 + e;
-    ck_assert_double_eq_tol(x[0], 1.0 / z, 1e-15);
-    ck_assert_double_eq_tol(x[1], e / z, 1e-15);
-    ck_assert_double_eq_tol(x[2], 1.0 / z, 1e-15);
+    double want[3] = {1.0 / z, e / z, 1.0 / z};
+    for (int j = 0; j < 3; j++)
+        ex_check_double(&ex_1_1, x[j], want[j], 1e-15,
+                        "ex_softmax({1000, 999, 1000}, 3): x[%d]", j);
 }
 END_TEST
 START_TEST(test_ex_invert_permutation)
 {
     enum { N = 9 };
     int perm[N], inv[N];
+    char in[64];
     uint64_t st = 300 + (uint64_t)_i;
     for (int i = 0; i < N; i++) perm[i] = i;
     for (int i = N - 1; i > 0; i--) {
         int j = (int)(rope_uniform(&st) * (i + 1));
         int t = perm[i]; perm[i] = perm[j]; perm[j] = t;
     }
-    for (int i = 0; i < N; i++) inv[i] = -1;
+    for (int i = 0; i < N; i++) {
+        inv[i] = -1;
+        snprintf(in + 2 * i, 3, i ? ",%d" : "{%d", perm[i]);
+    }
     ex_invert_permutation(perm, N, inv);
     for (int i = 0; i < N; i++) {
-        ck_assert_int_eq(inv[perm[i]], i);
-        ck_assert_int_eq(perm[inv[i]], i);
+        ex_check_long(&ex_1_2, inv[perm[i]], i,
+            "ex_invert_permutation(perm = %s}, 9): inv[perm[%d]] =", in, i);
+        ex_check_long(&ex_1_2, perm[inv[i]], i,
+            "ex_invert_permutation(perm = %s}, 9): perm[inv[%d]] =", in, i);
     }
 }
 END_TEST
 START_TEST(test_ex_crossover_position)
 {
-    ck_assert_int_eq(ex_crossover_position(0.554, 768), 1);
-    ck_assert_int_eq(ex_crossover_position(100.0, 768), 4);
-    ck_assert_int_eq(ex_crossover_position(8.0, 16), 3);
-    ck_assert_int_eq(ex_crossover_position(0.0, 16), 1);
+    static const struct { double norm; int d; long t; } c[] = {
+        {0.554, 768, 1}, {100.0, 768, 4}, {8.0, 16, 3}, {0.0, 16, 1},
+    };
+    for (int k = 0; k < 4; k++)
+        ex_check_long(&ex_1_3, ex_crossover_position(c[k].norm, c[k].d),
+                      c[k].t, "ex_crossover_position(%g, %d):",
+                      c[k].norm, c[k].d);
 }
 END_TEST
 START_TEST(test_ex_attention_row)
 {
     enum { N = 5, D = 4 };
-    double x[N * D], w[D * D], q[D], out[D], full[N * D];
+    double x[N * D], w[D * D], q[D], out[D] = {0}, full[N * D];
     uint64_t st = 77;
     for (int i = 0; i < N * D; i++) x[i] = rope_gaussian(&st);
     for (int i = 0; i < D * D; i++) w[i] = (i % (D + 1) == 0);
@@ -61,9 +143,41 @@ START_TEST(test_ex_attention_row)
     for (int j = 0; j < D; j++) q[j] = x[2 * D + j];
     ex_attention_row(q, x, x, N, D, out);
     for (int j = 0; j < D; j++)
-        ck_assert_double_eq_tol(out[j], full[2 * D + j], 1e-12);
+        ex_check_double(&ex_1_4, out[j], full[2 * D + j], 1e-12,
+            "ex_attention_row(q = row 2 of X, K = V = X, 5 Gaussian "
+            "rows of width 4): out[%d]", j);
 }
 END_TEST
+START_TEST(test_ex_permute_rows)
+{
+    static const int cyc[3] = {1, 2, 0};
+    static const double x3[6] = {10, 11, 20, 21, 30, 31};
+    double out[18], x[18];
+    int perm[6];
+    uint64_t st = 15;
+    ex_permute_rows(cyc, x3, 3, 2, out);
+    for (int i = 0; i < 6; i++)
+        ex_check_double(&ex_1_5, out[i], x3[2 * cyc[i / 2] + i % 2], 0,
+            "ex_permute_rows(perm = {1, 2, 0}, X rows (10,11) (20,21) "
+            "(30,31)): row %d, column %d", i / 2, i % 2);
+    for (int i = 0; i < 6; i++) perm[i] = i;
+    for (int i = 5; i > 0; i--) {
+        int j = (int)(rope_uniform(&st) * (i + 1));
+        int t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+    }
+    for (int i = 0; i < 18; i++) x[i] = i;
+    ex_permute_rows(perm, x, 6, 3, out);
+    for (int i = 0; i < 18; i++)
+        ex_check_double(&ex_1_5, out[i], x[3 * perm[i / 3] + i % 3], 0,
+            "ex_permute_rows(perm = {%d,%d,%d,%d,%d,%d}, X[i][c] = 3i+c):"
+            " row %d, column %d", perm[0], perm[1], perm[2], perm[3],
+            perm[4], perm[5], i / 3, i % 3);
+}
+END_TEST
+
+const ex_info *const exercises_positions_table[] = {
+    &ex_1_1, &ex_1_2, &ex_1_3, &ex_1_4, &ex_1_5, NULL
+};
 
 Suite *exercises_positions_suite(void)
 {
@@ -81,6 +195,9 @@ Suite *exercises_positions_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("exercise 1.4");
     tcase_add_test(tc, test_ex_attention_row);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("exercise 1.5");
+    tcase_add_test(tc, test_ex_permute_rows);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,33 +1,107 @@
 /* test-exercises-rotary.c: the tests of chapter 3's exercises. */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tests.h"
 #include "exercises-rotary.h"
+
+/* What the runner says about one exercise. */
+typedef struct {
+    const char *id;     /* "exercise 1.1": the test case's name */
+    const char *title;  /* a few words naming the function */
+    const char *expect; /* what a right answer gives */
+    const char *hint;   /* the section or equation to reread */
+} ex_info;
+
+/* End the test with one line: what was called, what differs, the hint. */
+static inline void ex_fail(const ex_info *ex, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ck_abort_msg("%s; hint: %s", what, ex->hint);
+}
+static inline void ex_check_double(const ex_info *ex, double got,
+                                   double want, double tol,
+                                   const char *fmt, ...)
+{
+    char what[300], g[40], w[40];
+    int p = 6;
+    va_list ap;
+    if (tol == 0 ? got == want : fabs(got - want) < tol)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    do {
+        snprintf(g, sizeof g, "%.*g", p, got);
+        snprintf(w, sizeof w, "%.*g", p, want);
+    } while (strcmp(g, w) == 0 && ++p <= 17);
+    ex_fail(ex, "%s expected %s, got %s", what, w, g);
+}
+
+static inline void ex_check_long(const ex_info *ex, long got, long want,
+                                 const char *fmt, ...)
+{
+    char what[300];
+    va_list ap;
+    if (got == want)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ex_fail(ex, "%s expected %ld, got %ld", what, want, got);
+}
+static const ex_info ex_3_1 = {"exercise 3.1", "unrotate",
+    "the vector before rope_apply_rotary_pos_emb",
+    "reread section 3.3, rotate_half: the inverse rotation flips the "
+    "sign of the sine"};
+static const ex_info ex_3_2 = {"exercise 3.2", "reorder projection rows",
+    "the same scores with half-split pairs as with interleaved pairs",
+    "reread section 3.3, the two pairings: interleaved row 2i goes to "
+    "row i, row 2i+1 to row i + head_dim/2"};
+static const ex_info ex_3_3 = {"exercise 3.3", "score at a distance",
+    "the score of q at m and k at m + r, for any m",
+    "reread section 3.2, The block-diagonal rotation: each pair's score "
+    "turns by r times its frequency"};
+static const ex_info ex_3_4 = {"exercise 3.4", "half-split to interleaved",
+    "out[2i] = x[i] and out[2i+1] = x[i + head_dim/2]",
+    "reread section 3.3, the two pairings: pair i is (i, i + head_dim/2) "
+    "in MiniMind's layout and (2i, 2i+1) in the interleaved one"};
 
 START_TEST(exercise_3_1_unrotate_inverts_the_rotation)
 {
     enum { D = 96, END = 2000 };
     static float c[END * D], s[END * D];
     float x[D], y[D], k[D], spare[D];
-    ck_assert_int_eq(rope_precompute_freqs_cis(c, s, D, END, 1e6,
-                         ROPE_PRECISION_FLOAT), 0);
+    ex_check_long(&ex_3_1, rope_precompute_freqs_cis(c, s, D, END, 1e6,
+                      ROPE_PRECISION_FLOAT), 0,
+                  "(the library's tables, before your function)");
     randfill(x, D, 31);
     memcpy(y, x, sizeof x);
     rope_ex_unrotate(y, c, s, D, 0);
-    ck_assert(memcmp(x, y, sizeof x) == 0);
+    for (int j = 0; j < D; j++)
+        ex_check_double(&ex_3_1, y[j], x[j], 0, "rope_ex_unrotate(x, "
+                        "head_dim = 96, pos = 0): x[%d] (unchanged)", j);
     for (long m = 1; m < END; m += 173) {
         memcpy(y, x, sizeof x); memcpy(k, x, sizeof x);
         rope_apply_rotary_pos_emb(y, spare, c, s, 1, 1, 1, 0, D, m,
                                   ROPE_PAIRING_HALF);
         rope_ex_unrotate(y, c, s, D, m);
         for (int j = 0; j < D; j++)
-            ck_assert_float_eq_tol(y[j], x[j], 1e-6f);
+            ex_check_double(&ex_3_1, y[j], x[j], 1e-6f, "rope_ex_unrotate("
+                "rotated x, head_dim = 96, pos = %ld): x[%d]", m, j);
         rope_ex_unrotate(k, c, s, D, m);
         rope_apply_rotary_pos_emb(k, spare, c, s, 1, 1, 1, 0, D, m,
                                   ROPE_PAIRING_HALF);
         for (int j = 0; j < D; j++)
-            ck_assert_float_eq_tol(k[j], x[j], 1e-6f);
+            ex_check_double(&ex_3_1, k[j], x[j], 1e-6f, "rotating "
+                "rope_ex_unrotate(x, head_dim = 96, pos = %ld): x[%d]",
+                m, j);
     }
 }
 END_TEST
@@ -59,7 +133,10 @@ START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
                 found += memcmp(hq + (h * D + r) * IN,
                                 wq + (h * D + r2) * IN,
                                 IN * sizeof *wq) == 0;
-            ck_assert_int_eq(found, 1);
+            if (found != 1)
+                ex_fail(&ex_3_2, "rope_ex_interleaved_to_half_rows(2 heads "
+                        "of 8 rows): new row %d of head %d expected to be one "
+                        "old row of the head, got %d matching old rows", r, h, found);
         }
     for (long m = 0; m < 900; m += 149)
         for (long n = 0; n < 900; n += 211)
@@ -77,9 +154,10 @@ START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
                           ROPE_PAIRING_HALF);
                 rotate_to(k2, D, 1e4, n, ROPE_PRECISION_FLOAT,
                           ROPE_PAIRING_HALF);
-                ck_assert_double_eq_tol(dot64(q, k, D),
-                                        dot64(q2, k2, D),
-                                        1e-5);
+                ex_check_double(&ex_3_2, dot64(q2, k2, D),
+                    dot64(q, k, D), 1e-5, "rope_ex_interleaved_to_half_rows"
+                    "(2 heads of 8 rows): head %d, score of m = %ld, "
+                    "n = %ld", h, m, n);
             }
 }
 END_TEST
@@ -96,12 +174,41 @@ START_TEST(exercise_3_3_score_depends_on_the_distance)
                       ROPE_PAIRING_HALF);
             rotate_to(kr, D, 1e6, n, ROPE_PRECISION_DOUBLE,
                       ROPE_PAIRING_HALF);
-            ck_assert_double_eq_tol(
+            ex_check_double(&ex_3_3,
                 rope_ex_score_at_distance(q, k, D, 1e6, n - m),
-                dot64(qr, kr, D), 1e-5 * scale);
+                dot64(qr, kr, D), 1e-5 * scale,
+                "rope_ex_score_at_distance(q, k, 64, 1e6, r = %ld):",
+                n - m);
         }
 }
 END_TEST
+START_TEST(exercise_3_4_half_to_interleaved)
+{
+    enum { D = 96 };
+    float x[D], out[D], rx[D], rout[D];
+    for (int j = 0; j < 8; j++) x[j] = (float)j;
+    rope_ex_half_to_interleaved(x, out, 8);
+    for (int j = 0; j < 8; j++)
+        ex_check_double(&ex_3_4, out[j], j % 2 ? 4 + j / 2 : j / 2, 0,
+            "rope_ex_half_to_interleaved(x = {0,1,...,7}, 8): out[%d] =",
+            j);
+    randfill(x, D, 61);
+    memcpy(rx, x, sizeof x);
+    rotate_to(rx, D, 1e4, 37, ROPE_PRECISION_FLOAT, ROPE_PAIRING_HALF);
+    rope_ex_half_to_interleaved(x, out, D);
+    rope_ex_half_to_interleaved(rx, rout, D);
+    rotate_to(out, D, 1e4, 37, ROPE_PRECISION_FLOAT,
+              ROPE_PAIRING_INTERLEAVED);
+    for (int j = 0; j < D; j++)
+        ex_check_double(&ex_3_4, rout[j], out[j], 1e-6, "convert(rotate("
+            "x, pos 37, half pairs)) vs rotate(convert(x), pos 37, "
+            "interleaved pairs), head_dim = 96: entry %d", j);
+}
+END_TEST
+
+const ex_info *const exercises_rotary_table[] = {
+    &ex_3_1, &ex_3_2, &ex_3_3, &ex_3_4, NULL
+};
 
 Suite *exercises_rotary_suite(void)
 {
@@ -110,6 +217,7 @@ Suite *exercises_rotary_suite(void)
         {"exercise 3.1", exercise_3_1_unrotate_inverts_the_rotation},
         {"exercise 3.2", exercise_3_2_reordered_rows_give_the_same_scores},
         {"exercise 3.3", exercise_3_3_score_depends_on_the_distance},
+        {"exercise 3.4", exercise_3_4_half_to_interleaved},
     };
     for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
         TCase *tc = tcase_create(ex[i].name);

@@ -1,10 +1,78 @@
 /* test-exercises-scaling.c: the tests of chapter 4's exercises. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tests.h"
 #include "exercises-scaling.h"
+
+/* What the runner says about one exercise. */
+typedef struct {
+    const char *id;     /* "exercise 1.1": the test case's name */
+    const char *title;  /* a few words naming the function */
+    const char *expect; /* what a right answer gives */
+    const char *hint;   /* the section or equation to reread */
+} ex_info;
+
+/* End the test with one line: what was called, what differs, the hint. */
+static inline void ex_fail(const ex_info *ex, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ck_abort_msg("%s; hint: %s", what, ex->hint);
+}
+static inline void ex_check_double(const ex_info *ex, double got,
+                                   double want, double tol,
+                                   const char *fmt, ...)
+{
+    char what[300], g[40], w[40];
+    int p = 6;
+    va_list ap;
+    if (tol == 0 ? got == want : fabs(got - want) < tol)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    do {
+        snprintf(g, sizeof g, "%.*g", p, got);
+        snprintf(w, sizeof w, "%.*g", p, want);
+    } while (strcmp(g, w) == 0 && ++p <= 17);
+    ex_fail(ex, "%s expected %s, got %s", what, w, g);
+}
+
+static inline void ex_check_long(const ex_info *ex, long got, long want,
+                                 const char *fmt, ...)
+{
+    char what[300];
+    va_list ap;
+    if (got == want)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ex_fail(ex, "%s expected %ld, got %ld", what, want, got);
+}
+static const ex_info ex_4_1 = {"exercise 4.1", "NTK-aware base",
+    "a base that divides the slowest pair's frequency by the factor",
+    "reread section 4.4, NTK-aware scaling: solve b'^(-(d-2)/d) = "
+    "b^(-(d-2)/d) / s"};
+static const ex_info ex_4_2 = {"exercise 4.2", "YaRN correction dim",
+    "the pair index i whose wavelength fits num_rotations times",
+    "reread section 4.6, YaRN: 2 pi b^(2i/d) * num_rotations = original"};
+static const ex_info ex_4_3 = {"exercise 4.3", "YaRN ranges differ",
+    "1 exactly when MiniMind's and Hugging Face's ranges differ",
+    "reread section 4.6, YaRN, and section 4.11 on the two codes"};
+static const ex_info ex_4_4 = {"exercise 4.4", "Llama 3.1 scale",
+    "1 for short wavelengths, 1/factor for long ones, a blend between",
+    "reread section 4.7, Llama 3.1: wavelength bands"};
+static const ex_info ex_4_5 = {"exercise 4.5", "YaRN blend",
+    "omega for the fast pairs i <= lo, omega/factor for the slow i >= hi",
+    "reread section 4.6, YaRN, the ramp and the blend: the ramp is 0 for "
+    "the fast (high-frequency) pairs, which keep their frequency"};
 
 START_TEST(test_ex_ntk_aware_base)
 {
@@ -16,9 +84,11 @@ START_TEST(test_ex_ntk_aware_base)
         double nb = ex_ntk_aware_base(1e6, s, d);
         double e = (double)(d - 2) / d;
         double ratio = pow(nb, -e) * s / pow(1e6, -e);
-        ck_assert_double_eq_tol(ratio, 1.0, 1e-12);
+        ex_check_double(&ex_4_1, ratio, 1.0, 1e-12, "ex_ntk_aware_base(1e6,"
+            " factor %g, head_dim %d) = %g: slowest pair's ratio", s, d, nb);
         ratio = nb / rope_ntk_aware_base(1e6, s, d);
-        ck_assert_double_eq_tol(ratio, 1.0, 1e-12);
+        ex_check_double(&ex_4_1, ratio, 1.0, 1e-12, "ex_ntk_aware_base(1e6,"
+            " factor %g, head_dim %d) / the library's:", s, d);
     }
 }
 END_TEST
@@ -51,8 +121,10 @@ START_TEST(test_ex_yarn_correction_dim_golden)
                    "find_correction_dim(beta_slow=1) = ");
     double fast = ex_yarn_correction_dim(32, 64, 1e4, 2048);
     double slow = ex_yarn_correction_dim(1, 64, 1e4, 4096);
-    ck_assert_double_eq_tol(fast, a, 1e-12 * a);
-    ck_assert_double_eq_tol(slow, b, 1e-12 * b);
+    ex_check_double(&ex_4_2, fast, a, 1e-12 * a,
+        "ex_yarn_correction_dim(32, 64, 1e4, 2048):");
+    ex_check_double(&ex_4_2, slow, b, 1e-12 * b,
+        "ex_yarn_correction_dim(1, 64, 1e4, 4096):");
 }
 END_TEST
 
@@ -62,7 +134,9 @@ START_TEST(test_ex_yarn_correction_dim_wavelength)
     for (int r = 0; r < 3; r++) {
         double i = ex_yarn_correction_dim(rots[r], 96, 1e6, 32768);
         double wl = 2 * 3.14159265358979323846 * pow(1e6, 2 * i / 96);
-        ck_assert_double_eq_tol(wl * rots[r] / 32768, 1.0, 1e-12);
+        ex_check_double(&ex_4_2, wl * rots[r] / 32768, 1.0, 1e-12,
+            "ex_yarn_correction_dim(%g, 96, 1e6, 32768) = %g: rotations "
+            "in 32768 positions / %g", rots[r], i, rots[r]);
     }
 }
 END_TEST
@@ -88,7 +162,9 @@ START_TEST(test_ex_yarn_ranges_differ)
                 int mine = ex_yarn_ranges_differ(dims[a], bases[b], L,
                                                  h.beta_slow);
                 int differ = hl != ml || hh != mh;
-                ck_assert_int_eq(mine, differ);
+                ex_check_long(&ex_4_3, mine, differ, "ex_yarn_ranges_"
+                    "differ(%d, %g, %ld, beta_slow %g):", dims[a],
+                    bases[b], L, h.beta_slow);
             }
 }
 END_TEST
@@ -104,30 +180,53 @@ START_TEST(test_ex_llama3_scale)
     s.low_freq_factor = 1;
     s.high_freq_factor = 4;
     s.original_max_position_embeddings = 8192;
-    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, d, 5e5, &s), 0);
+    ex_check_long(&ex_4_4, rope_compute_inv_freq(inv, &af, d, 5e5, &s), 0,
+                  "(the library's frequencies, before your function)");
     rope_default_inv_freq(omega, d, 5e5);
     for (int i = 0; i < d / 2; i++) {
         double wl = 2 * 3.14159265358979323846 / omega[i];
         double k = ex_llama3_scale(wl, 8192, 8, 1, 4);
         double ref = (double)inv[i] / omega[i];
-        ck_assert_double_eq_tol(k, ref, 1e-5 * ref);
+        ex_check_double(&ex_4_4, k, ref, 1e-5 * ref, "ex_llama3_scale("
+            "wavelen %g, 8192, 8, 1, 4):", wl);
     }
 }
 END_TEST
 
 START_TEST(test_ex_llama3_scale_edges)
 {
-    ck_assert_double_eq(ex_llama3_scale(2047.0, 8192, 8, 1, 4), 1.0);
-    ck_assert_double_eq(ex_llama3_scale(8193.0, 8192, 8, 1, 4),
-                        1.0 / 8);
-    ck_assert_double_eq_tol(ex_llama3_scale(2048.0, 8192, 8, 1, 4), 1.0,
-                            1e-12);
-    ck_assert_double_eq_tol(ex_llama3_scale(8192.0, 8192, 8, 1, 4),
-                            1.0 / 8, 1e-12);
-    ck_assert_double_lt(ex_llama3_scale(5000.0, 8192, 8, 1, 4),
-                        ex_llama3_scale(4000.0, 8192, 8, 1, 4));
+    static const struct { double wl, want, tol; } e[4] = {
+        {2047.0, 1.0, 0}, {8193.0, 1.0 / 8, 0},
+        {2048.0, 1.0, 1e-12}, {8192.0, 1.0 / 8, 1e-12},
+    };
+    double a, b;
+    for (int k = 0; k < 4; k++)
+        ex_check_double(&ex_4_4, ex_llama3_scale(e[k].wl, 8192, 8, 1, 4),
+            e[k].want, e[k].tol, "ex_llama3_scale(wavelen %g, 8192, 8, "
+            "1, 4):", e[k].wl);
+    a = ex_llama3_scale(5000.0, 8192, 8, 1, 4);
+    b = ex_llama3_scale(4000.0, 8192, 8, 1, 4);
+    if (!(a < b))
+        ex_fail(&ex_4_4, "ex_llama3_scale(wavelen 5000, ...) = %g expected "
+                "below ex_llama3_scale(wavelen 4000, ...), got %g", a, b);
 }
 END_TEST
+START_TEST(test_ex_yarn_blend)
+{
+    for (int i = 0; i < 32; i++) {
+        double omega = pow(1e4, -2.0 * i / 64), r = (i - 4.0) / 8.0;
+        double gamma = r < 0 ? 0 : r > 1 ? 1 : r;
+        double want = (1 - gamma) * omega + gamma * omega / 16;
+        ex_check_double(&ex_4_5, ex_yarn_blend(omega, i, 4, 12, 16),
+            want, 1e-14 * omega, "ex_yarn_blend(omega_%d = %g, i = %d, "
+            "lo = 4, hi = 12, factor = 16):", i, omega, i);
+    }
+}
+END_TEST
+
+const ex_info *const exercises_scaling_table[] = {
+    &ex_4_1, &ex_4_2, &ex_4_3, &ex_4_4, &ex_4_5, NULL
+};
 
 Suite *exercises_scaling_suite(void)
 {
@@ -146,6 +245,9 @@ Suite *exercises_scaling_suite(void)
     tc = tcase_create("exercise 4.4");
     tcase_add_loop_test(tc, test_ex_llama3_scale, 0, 2);
     tcase_add_test(tc, test_ex_llama3_scale_edges);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("exercise 4.5");
+    tcase_add_test(tc, test_ex_yarn_blend);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,9 +1,78 @@
 /* test-exercises-sinusoidal.c: the tests of chapter 2's exercises. */
 #include <float.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "tests.h"
 #include "exercises-sinusoidal.h"
+
+/* What the runner says about one exercise. */
+typedef struct {
+    const char *id;     /* "exercise 1.1": the test case's name */
+    const char *title;  /* a few words naming the function */
+    const char *expect; /* what a right answer gives */
+    const char *hint;   /* the section or equation to reread */
+} ex_info;
+
+/* End the test with one line: what was called, what differs, the hint. */
+static inline void ex_fail(const ex_info *ex, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ck_abort_msg("%s; hint: %s", what, ex->hint);
+}
+static inline void ex_check_double(const ex_info *ex, double got,
+                                   double want, double tol,
+                                   const char *fmt, ...)
+{
+    char what[300], g[40], w[40];
+    int p = 6;
+    va_list ap;
+    if (tol == 0 ? got == want : fabs(got - want) < tol)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    do {
+        snprintf(g, sizeof g, "%.*g", p, got);
+        snprintf(w, sizeof w, "%.*g", p, want);
+    } while (strcmp(g, w) == 0 && ++p <= 17);
+    ex_fail(ex, "%s expected %s, got %s", what, w, g);
+}
+
+static inline void ex_check_long(const ex_info *ex, long got, long want,
+                                 const char *fmt, ...)
+{
+    char what[300];
+    va_list ap;
+    if (got == want)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ex_fail(ex, "%s expected %ld, got %ld", what, want, got);
+}
+static const ex_info ex_2_1 = {"exercise 2.1", "rotation product",
+    "M_k M_j == M_{k+j}, row by row",
+    "reread section 2.2, A shift is a rotation: multiply the 2x2 "
+    "matrices row by column"};
+static const ex_info ex_2_2 = {"exercise 2.2", "shift back",
+    "PE(t) from PE(t+k), pair by pair",
+    "reread section 2.2, A shift is a rotation: M_{-k} is the transpose "
+    "of M_k"};
+static const ex_info ex_2_3 = {"exercise 2.3", "repeat distance",
+    "the smallest k >= 1 with k*omega within tol of 2*pi*r, r >= 1",
+    "reread section 2.5, Frequency bands, and the definition in the "
+    "exercise"};
+static const ex_info ex_2_4 = {"exercise 2.4", "shift a pair forward",
+    "(sin w(t+k), cos w(t+k)) from (sin wt, cos wt)",
+    "reread section 2.2, A shift is a rotation: sin(a+b) = sin a cos b "
+    "+ cos a sin b, cos(a+b) = cos a cos b - sin a sin b"};
 
 static const long ex_pe_offsets[] = {-4096, -100, -3, -1, 0, 1, 2, 9,
                                      250, 4095, 65536};
@@ -22,7 +91,9 @@ START_TEST(exercise_2_1_product_is_the_sum)
                 ex_rotation_product(got, w, k, j);
                 rope_pe_rotation(want, w, k + j);
                 for (int e = 0; e < 4; e++)
-                    ck_assert_double_eq_tol(got[e], want[e], tol);
+                    ex_check_double(&ex_2_1, got[e], want[e], tol,
+                        "ex_rotation_product(omega = %g, k = %ld, j = %ld): "
+                        "entry %d of M_k M_j (M_{k+j})", w, k, j, e);
             }
     }
 }
@@ -40,13 +111,19 @@ START_TEST(exercise_2_2_shift_back)
             for (int i = 0; i < D / 2; i++) {
                 double w = rope_pe_omega(i, D, 1e4);
                 double tol = DBL_EPSILON * (2.0 * (t + 2 * labs(k)) * w + 8.0);
-                ck_assert_double_eq_tol(back[2 * i], want[2 * i], tol);
-                ck_assert_double_eq_tol(back[2 * i + 1], want[2 * i + 1], tol);
+                for (int e = 0; e < 2; e++)
+                    ex_check_double(&ex_2_2, back[2 * i + e], want[2 * i + e], tol,
+                        "ex_shift_back(PE(t+k), d_model = 32, k = %ld), t = %ld: "
+                        "out[%d] = PE(t)[%d]", k, t, 2 * i + e, 2 * i + e);
                 rope_pe_rotation(m, w, -k);
                 double s = m[0] * row[2 * i] + m[1] * row[2 * i + 1];
                 double c = m[2] * row[2 * i] + m[3] * row[2 * i + 1];
-                ck_assert_double_eq_tol(back[2 * i], s, 4 * DBL_EPSILON);
-                ck_assert_double_eq_tol(back[2 * i + 1], c, 4 * DBL_EPSILON);
+                ex_check_double(&ex_2_2, back[2 * i], s, 4 * DBL_EPSILON,
+                    "ex_shift_back(PE(t+k), d_model = 32, k = %ld), t = %ld: out[%d] "
+                    "= (M_{-k} pair %d)[0]", k, t, 2 * i, i);
+                ex_check_double(&ex_2_2, back[2 * i + 1], c, 4 * DBL_EPSILON,
+                    "ex_shift_back(PE(t+k), d_model = 32, k = %ld), t = %ld: out[%d] "
+                    "= (M_{-k} pair %d)[1]", k, t, 2 * i + 1, i);
             }
         }
 }
@@ -54,18 +131,24 @@ END_TEST
 START_TEST(exercise_2_3_exact_periods)
 {
     double w = 2.0 * ROPE_PE_PI / 7.0;
-    ck_assert_int_eq(ex_repeat_distance(w, 1e-9, 100), 7);
-    ck_assert_int_eq(ex_repeat_distance(3.0 * w, 1e-9, 100), 7);
-    ck_assert_int_eq(ex_repeat_distance(w, 1e-9, 6), -1);
+    ex_check_long(&ex_2_3, ex_repeat_distance(w, 1e-9, 100), 7,
+                  "ex_repeat_distance(2 pi/7, 1e-9, 100):");
+    ex_check_long(&ex_2_3, ex_repeat_distance(3.0 * w, 1e-9, 100), 7,
+                  "ex_repeat_distance(3 * 2 pi/7, 1e-9, 100):");
+    ex_check_long(&ex_2_3, ex_repeat_distance(w, 1e-9, 6), -1,
+                  "ex_repeat_distance(2 pi/7, 1e-9, 6):");
 }
 END_TEST
 
 START_TEST(exercise_2_3_pair_zero)
 {
     /* 1/(2 pi) = [0; 6, 3, 1, 1, 7, 2, 146, ...] */
-    ck_assert_int_eq(ex_repeat_distance(1.0, 0.05, 100000), 44);
-    ck_assert_int_eq(ex_repeat_distance(1.0, 0.01, 100000), 333);
-    ck_assert_int_eq(ex_repeat_distance(1.0, 1e-3, 100000), 710);
+    ex_check_long(&ex_2_3, ex_repeat_distance(1.0, 0.05, 100000), 44,
+                  "ex_repeat_distance(1, 0.05, 100000):");
+    ex_check_long(&ex_2_3, ex_repeat_distance(1.0, 0.01, 100000), 333,
+                  "ex_repeat_distance(1, 0.01, 100000):");
+    ex_check_long(&ex_2_3, ex_repeat_distance(1.0, 1e-3, 100000), 710,
+                  "ex_repeat_distance(1, 1e-3, 100000):");
 }
 END_TEST
 START_TEST(exercise_2_3_pairs_of_a_table)
@@ -76,21 +159,56 @@ START_TEST(exercise_2_3_pairs_of_a_table)
     for (int i = 0; i < D / 2; i++) {
         double w = rope_pe_omega(i, D, 1e4);
         long k = ex_repeat_distance(w, tol, 1000000);
-        ck_assert_int_ge(k, 1);
+        if (k < 1)
+            ex_fail(&ex_2_3, "ex_repeat_distance(omega_%d of d = 16, "
+                    "0.05, 1000000): expected a distance >= 1, got %ld",
+                    i, k);
         for (long j = 1; j <= k; j++) {
             double turns = round(w * (double)j / (2.0 * ROPE_PE_PI));
             int repeats = turns >= 1.0
                 && fabs(w * (double)j - 2.0 * ROPE_PE_PI * turns) <= tol;
-            ck_assert_int_eq(repeats, j == k);
+            if (repeats != (j == k))
+                ex_fail(&ex_2_3, "ex_repeat_distance(omega_%d of d = 16, 0.05, "
+                        "1000000): expected %s, got %ld", i,
+                        repeats ? "a smaller distance" : "a distance that repeats", k);
             if (j == k) {
+                double gap;
                 rope_pe_row(r1, j, D, 1e4);
-                ck_assert(hypot(r1[2 * i] - r0[2 * i],
-                                r1[2 * i + 1] - r0[2 * i + 1]) <= tol);
+                gap = hypot(r1[2 * i] - r0[2 * i], r1[2 * i + 1] - r0[2 * i + 1]);
+                if (!(gap <= tol))
+                    ex_fail(&ex_2_3, "ex_repeat_distance(omega_%d of d = 16, 0.05, "
+                            "1000000) = %ld: expected |z(k) - z(0)| <= 0.05, got %g",
+                            i, k, gap);
             }
         }
     }
 }
 END_TEST
+START_TEST(exercise_2_4_shift_forward)
+{
+    static const double omegas[3] = {1.0, 0.1, 1e-3};
+    static const long ts[3] = {0, 5, 100}, ks[4] = {1, 3, -2, 50};
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int c = 0; c < 4; c++) {
+                double w = omegas[a], in[2], out[2] = {0, 0};
+                long t = ts[b], k = ks[c];
+                in[0] = sin(w * (double)t);
+                in[1] = cos(w * (double)t);
+                ex_pe_shift(out, in, w, k);
+                ex_check_double(&ex_2_4, out[0], sin(w * (double)(t + k)),
+                    1e-12, "ex_pe_shift((sin %ld*w, cos %ld*w), w = %g, "
+                    "k = %ld): out[0] = sin(w*(t+k))", t, t, w, k);
+                ex_check_double(&ex_2_4, out[1], cos(w * (double)(t + k)),
+                    1e-12, "ex_pe_shift((sin %ld*w, cos %ld*w), w = %g, "
+                    "k = %ld): out[1] = cos(w*(t+k))", t, t, w, k);
+            }
+}
+END_TEST
+
+const ex_info *const exercises_sinusoidal_table[] = {
+    &ex_2_1, &ex_2_2, &ex_2_3, &ex_2_4, NULL
+};
 
 Suite *exercises_sinusoidal_suite(void)
 {
@@ -106,6 +224,9 @@ Suite *exercises_sinusoidal_suite(void)
     tcase_add_test(tc, exercise_2_3_exact_periods);
     tcase_add_test(tc, exercise_2_3_pair_zero);
     tcase_add_test(tc, exercise_2_3_pairs_of_a_table);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("exercise 2.4");
+    tcase_add_test(tc, exercise_2_4_shift_forward);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -48,6 +48,14 @@ int bookdata_positions(const char *dir)
     bd_def(f, "positions-seed", "%d", ROPE_BOOK_SEED);
     if (maxdiff == 0.0) bd_def(f, "positions-catdog-maxdiff", "$0$");
     else def_sci(f, "positions-catdog-maxdiff", maxdiff);
+    for (int s = 0; s < 2; s++)
+        for (int t = 0; t < 3; t++)
+            for (int j = 0; j < ROPE_EX_DHEAD; j++) {
+                char key[64];
+                snprintf(key, sizeof key, "positions-fig-%d-%d-%d", s, t, j);
+                bd_def(f, key, "$%.2f$",
+                       (s ? b : a)[t * ROPE_EX_DHEAD + j]);
+            }
     enum { D = ROPE_CH1_DMODEL };
     double xa[D], xb[D];
     rope_two_embeddings(xa, xb, D, ROPE_CH1_SIGMA, ROPE_BOOK_SEED);
@@ -74,6 +82,24 @@ int bookdata_positions(const char *dir)
             1.0 - rope_cosine_at_position(xa, xb, D, 1.0));
     def_sci(f, "positions-gap-thousand",
             1.0 - rope_cosine_at_position(xa, xb, D, 1000.0));
+    enum { DH = 64 };
+    static double wk[D * DH];
+    uint64_t st = ROPE_BOOK_SEED + 1;
+    double grad[3];
+    static const double gt[3] = {0.0, 1.0, 1000.0};
+    for (int i = 0; i < D * DH; i++) wk[i] = ROPE_CH1_SIGMA * rope_gaussian(&st);
+    for (int g = 0; g < 3; g++) {
+        double qa[D], kb[DH];
+        for (int j = 0; j < D; j++) qa[j] = xa[j] + gt[g];
+        for (int c = 0; c < DH; c++) {
+            kb[c] = 0.0;
+            for (int j = 0; j < D; j++) kb[c] += (xb[j] + gt[g]) * wk[j * DH + c];
+        }
+        grad[g] = rope_norm(qa, D) * rope_norm(kb, DH);
+    }
+    def_sci(f, "positions-grad-one", grad[1] / grad[0]);
+    def_sci(f, "positions-grad-thousand", grad[2] / grad[0]);
+    bd_def(f, "positions-grad-dhead", "%d", DH);
     bd_def(f, "positions-n-short", "%d", 5);
     bd_def(f, "positions-n-long", "%d", 1025);
     bd_def(f, "positions-step-short", "%.2f", rope_normalized_position(1, 5));

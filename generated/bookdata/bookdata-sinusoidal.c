@@ -379,6 +379,84 @@ static int pe_write_example(FILE *num)
            rope_pe_dot(T, T + K, D, 1e4));
     return 0;
 }
+static void pe_write_arc(FILE *f, double r, double from, double to)
+{
+    for (int s = 0; s <= 40; s++) {
+        double a = from + (to - from) * s / 40.0;
+        fprintf(f, "%.5f %.5f\n", r * sin(a), r * cos(a));
+    }
+}
+
+static int pe_write_circle(const char *dir, FILE *num)
+{
+    enum { D = 8, PAIR = 1, T = 50, K = 3 };
+    static const long at[4] = {0, K, T, T + K};
+    static const char *const names[4] = {"0", "k", "t", "tk"};
+    double row[D], w = rope_pe_omega(PAIR, D, 1e4);
+    char key[64];
+    for (int p = 0; p < 4; p++) {
+        if (rope_pe_row(row, at[p], D, 1e4) != ROPE_PE_OK) return 1;
+        snprintf(key, sizeof key, "sinusoidal-circle-x-%s", names[p]);
+        bd_def(num, key, "%.5f", row[2 * PAIR]);
+        snprintf(key, sizeof key, "sinusoidal-circle-y-%s", names[p]);
+        bd_def(num, key, "%.5f", row[2 * PAIR + 1]);
+    }
+    bd_def(num, "sinusoidal-circle-t", "%d", T);
+    bd_def(num, "sinusoidal-circle-k", "%d", K);
+    bd_def(num, "sinusoidal-circle-angle", "%.1f", K * w);
+    FILE *f = bd_open(dir, "sinusoidal-circle.dat");
+    fputs("x y\n", f);
+    pe_write_arc(f, 1.0, 0.0, 2.0 * ROPE_PE_PI);
+    bd_close(f);
+    f = bd_open(dir, "sinusoidal-circle-arc0.dat");
+    fputs("x y\n", f);
+    pe_write_arc(f, 1.0, 0.0, K * w);
+    bd_close(f);
+    f = bd_open(dir, "sinusoidal-circle-arct.dat");
+    fputs("x y\n", f);
+    pe_write_arc(f, 1.0, T * w, (T + K) * w);
+    bd_close(f);
+    f = bd_open(dir, "sinusoidal-circle-wedge.dat");
+    fputs("x y\n", f);
+    pe_write_arc(f, 0.3, T * w, (T + K) * w);
+    bd_close(f);
+    return 0;
+}
+static int pe_write_clocks(const char *dir, FILE *num)
+{
+    enum { D = 512, NT = 6, NH = 4 };
+    static const long ts[NT] = {0, 1, 10, 100, 1000, 10000};
+    static const int pairs[NH] = {0, D / 8, D / 4, D / 2 - 1};
+    static const double len[NH] = {0.95, 0.8, 0.65, 0.5};
+    static double row[D];
+    char key[64];
+    for (int h = 0; h < NH; h++) {
+        snprintf(key, sizeof key, "sinusoidal-clock-%d.dat", h);
+        FILE *f = bd_open(dir, key);
+        fputs("cx cy u v\n", f);
+        for (int c = 0; c < NT; c++) {
+            if (rope_pe_row(row, ts[c], D, 1e4) != ROPE_PE_OK) return 1;
+            fprintf(f, "%.2f 0 %.5f %.5f\n", 2.6 * c,
+                    len[h] * row[2 * pairs[h]], len[h] * row[2 * pairs[h] + 1]);
+        }
+        bd_close(f);
+        snprintf(key, sizeof key, "sinusoidal-clock-i-%d", h);
+        bd_def(num, key, "%d", pairs[h]);
+    }
+    FILE *f = bd_open(dir, "sinusoidal-clock-dial.dat");
+    fputs("x y\n", f);
+    for (int c = 0; c < NT; c++) {
+        for (int s = 0; s <= 60; s++)
+            fprintf(f, "%.5f %.5f\n", 2.6 * c + cos(ROPE_PE_PI * s / 30.0),
+                    sin(ROPE_PE_PI * s / 30.0));
+        fputs("nan nan\n", f);
+        snprintf(key, sizeof key, "sinusoidal-clock-t-%d", c);
+        bd_def(num, key, "%ld", ts[c]);
+    }
+    bd_close(f);
+    bd_def(num, "sinusoidal-clock-d", "%d", D);
+    return 0;
+}
 
 int bookdata_sinusoidal(const char *dir)
 {
@@ -386,7 +464,8 @@ int bookdata_sinusoidal(const char *dir)
     int rc = pe_write_heatmap(dir, f) || pe_write_dot(dir, f)
           || pe_write_bands(dir, f) || pe_write_accuracy(f)
           || pe_write_terms(f) || pe_write_records(dir, f)
-          || pe_write_example(f);
+          || pe_write_example(f) || pe_write_circle(dir, f)
+          || pe_write_clocks(dir, f);
     bd_close(f);
     return rc;
 }

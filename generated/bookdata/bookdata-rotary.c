@@ -81,6 +81,60 @@ static int rotary_example(FILE *f)
     rd_int(f, "rotary-wl-last-i", d / 2 - 1);
     return 0;
 }
+static void rd_rotate2(float *x, long pos)
+{
+    float c[2 * 16], s[2 * 16], unused[2] = {0, 0};
+    rope_precompute_freqs_cis(c, s, 2, 16, 1e4, ROPE_PRECISION_DOUBLE);
+    rope_apply_rotary_pos_emb(x, unused, c, s, 1, 1, 1, 1, 2, pos,
+                              ROPE_PAIRING_HALF);
+}
+
+static int rotary_worked(FILE *f)
+{
+    char key[64];
+    const long m = 2;
+    bd_def(f, "rotary-tab-m", "%ld", m);
+    for (long r = 0; r <= 5; r++) { /* key at n = m + r */
+        float q[2] = {1, 0}, k[2] = {1, 0};
+        snprintf(key, sizeof key, "rotary-tab-nope-%ld", r);
+        rd_fixed4(f, key, (double)q[0] * k[0] + (double)q[1] * k[1]);
+        rd_rotate2(q, m);
+        rd_rotate2(k, m + r);
+        snprintf(key, sizeof key, "rotary-tab-rope-%ld", r);
+        rd_fixed4(f, key, (double)q[0] * k[0] + (double)q[1] * k[1]);
+    }
+    float x[2] = {1, 2}; /* the pair written out, at position 1 */
+    rd_rotate2(x, 1);
+    rd_fixed4(f, "rotary-ex2-c", cos(1.0));
+    rd_fixed4(f, "rotary-ex2-s", sin(1.0));
+    rd_fixed4(f, "rotary-ex2-r0", x[0]);
+    rd_fixed4(f, "rotary-ex2-r1", x[1]);
+    float v[8], out[8];
+    for (int j = 0; j < 8; j++)
+        v[j] = (float)(j + 1);
+    for (int d = 4; d <= 8; d += 4) { /* (1..4) and (1..8) */
+        rope_rotate_half(v, out, d);
+        for (int j = 0; j < d; j++) {
+            snprintf(key, sizeof key, "rotary-rh%d-%d", d, j);
+            bd_def(f, key, "\\ensuremath{%g}", (double)out[j]);
+        }
+    }
+    return 0;
+}
+static int rotary_shapes(FILE *f)
+{
+    const int hidden = 768, heads = 8, kv_heads = 4, batch = 1, seq = 6;
+    rd_int(f, "rotary-sh-hidden", hidden);
+    rd_int(f, "rotary-sh-heads", heads);
+    rd_int(f, "rotary-sh-kv", kv_heads);
+    rd_int(f, "rotary-sh-hd", hidden / heads);
+    rd_int(f, "rotary-sh-rep", heads / kv_heads);
+    rd_int(f, "rotary-sh-batch", batch);
+    rd_int(f, "rotary-sh-seq", seq);
+    rd_int(f, "rotary-sh-qcols", heads * (hidden / heads));
+    rd_int(f, "rotary-sh-kcols", kv_heads * (hidden / heads));
+    return 0;
+}
 #define MMDIR "tests/golden/minimind/"
 static int rotary_golden_numbers(FILE *f)
 {
@@ -240,9 +294,9 @@ static int rotary_memory(FILE *f)
 int bookdata_rotary(const char *dir)
 {
     FILE *f = bd_numbers_open(dir, "rotary");
-    int rc = rotary_example(f) || rotary_golden_numbers(f)
-             || rotary_precision_table(f) || rotary_decay(f, dir)
-             || rotary_memory(f);
+    int rc = rotary_example(f) || rotary_worked(f) || rotary_shapes(f)
+             || rotary_golden_numbers(f) || rotary_precision_table(f)
+             || rotary_decay(f, dir) || rotary_memory(f);
     bd_close(f);
     return rc;
 }

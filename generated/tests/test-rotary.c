@@ -349,6 +349,37 @@ START_TEST(test_apply_matches_hugging_face)
     free(v);
 }
 END_TEST
+START_TEST(test_pair_encoding_is_the_complex_product)
+{
+    float q[2], k[2];
+    randfill(q, 2, 7u);
+    randfill(k, 2, 8u);
+    double lq = hypot(q[0], q[1]), lk = hypot(k[0], k[1]);
+    for (long m = 0; m <= 16; m++)
+        for (long n = 0; n <= 16; n++) {
+            float fq[2] = {q[0], q[1]}, fk[2] = {k[0], k[1]};
+            rotate_to(fq, 2, 1e4, m, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_HALF);
+            rotate_to(fk, 2, 1e4, n, ROPE_PRECISION_DOUBLE,
+                      ROPE_PAIRING_HALF);
+            double c = cos((double)m), s = sin((double)m);
+            ck_assert_double_le(fabs(fq[0] - (q[0] * c - q[1] * s)),
+                                1e-6 * lq);
+            ck_assert_double_le(fabs(fq[1] - (q[0] * s + q[1] * c)),
+                                1e-6 * lq);
+            /* f(q,m) conj f(k,n) against q conj(k) e^{i(m-n)} */
+            double re = (double)fq[0] * fk[0] + (double)fq[1] * fk[1];
+            double im = (double)fq[1] * fk[0] - (double)fq[0] * fk[1];
+            double a = (double)q[0] * k[0] + (double)q[1] * k[1];
+            double b = (double)q[1] * k[0] - (double)q[0] * k[1];
+            double cr = cos((double)(m - n)), sr = sin((double)(m - n));
+            ck_assert_double_le(fabs(re - (a * cr - b * sr)),
+                                1e-6 * lq * lk);
+            ck_assert_double_le(fabs(im - (a * sr + b * cr)),
+                                1e-6 * lq * lk);
+        }
+}
+END_TEST
 START_TEST(test_unit_pair_gives_cosine_of_distance)
 {
     for (long m = 0; m < 100; m += 7)
@@ -1028,6 +1059,7 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_apply_with_own_tables_within_tolerance);
     tcase_add_test(tc, test_cos_sin_match_hugging_face);
     tcase_add_test(tc, test_apply_matches_hugging_face);
+    tcase_add_test(tc, test_pair_encoding_is_the_complex_product);
     tcase_add_loop_test(tc, test_shift_invariance_double_path, 0, 40);
     tcase_add_loop_test(tc, test_shift_invariance_float_path, 0, 40);
     tcase_add_test(tc, test_unit_pair_gives_cosine_of_distance);

@@ -56,6 +56,54 @@ static rope_scaling yarn_config(rope_yarn_flavor flavor, double factor,
     s.max_position_embeddings = (long)(factor * (double)original);
     return s;
 }
+static void reach_inv_freq(float *inv, int method, double factor)
+{
+    rope_scaling s;
+    double af;
+    int err = 0;
+    rope_scaling_defaults(&s);
+    s.factor = factor;
+    s.original_max_position_embeddings = MM_L;
+    if (method == 0)
+        rope_default_inv_freq(inv, MM_D, MM_BASE);
+    else if (method == 2)
+        rope_default_inv_freq(inv, MM_D,
+                              rope_ntk_aware_base(MM_BASE, factor, MM_D));
+    else {
+        if (method == 1)
+            s.rope_type = ROPE_SCALING_LINEAR;
+        else if (method == 3)
+            s = yarn_config(ROPE_YARN_MINIMIND, factor, MM_L);
+        else {
+            s.rope_type = ROPE_SCALING_LLAMA3;
+            s.low_freq_factor = 1;
+            s.high_freq_factor = 4;
+        }
+        err = rope_compute_inv_freq(inv, &af, MM_D, MM_BASE, &s);
+    }
+    if (err != 0) {
+        fprintf(stderr, "bookdata-scaling: bad reach configuration\n");
+        exit(1);
+    }
+}
+static int reach_count(const float *inv, long n_len, double *rmax)
+{
+    float omega[MM_D / 2];
+    int count = 0;
+    rope_default_inv_freq(omega, MM_D, MM_BASE);
+    *rmax = 0;
+    for (int i = 0; i < MM_D / 2; i++) {
+        if (2.0 * ROPE_BD_PI / (double)omega[i] <= (double)MM_L)
+            continue;
+        double r = (double)(n_len - 1) * (double)inv[i]
+            / ((double)(MM_L - 1) * (double)omega[i]);
+        if (r > *rmax)
+            *rmax = r;
+        if (r > 1.01)
+            count++;
+    }
+    return count;
+}
 static void write_why(const char *dir, FILE *f)
 {
     float inv[MM_D / 2];
@@ -390,6 +438,55 @@ static void write_kappa(const char *dir, FILE *f)
     bd_def(f, "scaling-all-dynM", "%.0f",
            rope_dynamic_factor(2, (long)ALL_S * ALL_L, ALL_L));
 }
+static void write_reach(const char *dir, FILE *f)
+{
+    enum { H = MM_D / 2, NR = 5 };
+    static const char *names[NR] = {"none", "pi", "ntk", "yarn",
+        "llama3"};
+    float lam[NR][H];
+    for (int k = 0; k < NR; k++) {
+        reach_inv_freq(lam[k], k, MM_S);
+        for (int i = 0; i < H; i++)
+            lam[k][i] = (float)(2 * ROPE_BD_PI / (double)lam[k][i]);
+    }
+    FILE *w = bd_open(dir, "scaling-wavelength-methods.dat");
+    fprintf(w, "i");
+    for (int k = 0; k < NR; k++)
+        fprintf(w, " %s", names[k]);
+    fprintf(w, " L sL");
+    for (int i = 0; i < H; i++) {
+        fprintf(w, "\n%d", i);
+        for (int k = 0; k < NR; k++)
+            fprintf(w, " %.6e", lam[k][i]);
+        fprintf(w, " %d %d", MM_L, MM_L * MM_S);
+    }
+    fprintf(w, "\n");
+    bd_close(w);
+    {
+        static const long lens[2] = {(long)MM_L * MM_S, 1L << 20};
+        float inv[H];
+        double rmax;
+        char key[64];
+        for (int c = 0; c < 2; c++) {
+            double fac = (double)lens[c] / MM_L;
+            for (int k = 0; k <= NR; k++) {
+                reach_inv_freq(inv, k == NR ? 3 : k, k == NR ? MM_S : fac);
+                int n = reach_count(inv, lens[c], &rmax);
+                const char *nm = k == NR ? "minimind" : names[k];
+                snprintf(key, sizeof key, "scaling-reach-%s-%c", nm, 'a' + c);
+                bd_def(f, key, "%d", n);
+                snprintf(key, sizeof key, "scaling-reach-%s-%cr", nm, 'a' + c);
+                bd_def(f, key, "%.2f", rmax);
+            }
+            bd_def(f, c ? "scaling-reach-sb" : "scaling-reach-sa", "%.0f", fac);
+        }
+        bd_def(f, "scaling-reach-Na", "%ld", lens[0]);
+        bd_def(f, "scaling-reach-Nb", "%ld", lens[1]);
+        reach_inv_freq(inv, 0, 1);
+        bd_def(f, "scaling-reach-slow", "%d",
+               H - rope_count_full_turns(inv, MM_D, MM_L));
+    }
+}
 
 int bookdata_scaling(const char *dir)
 {
@@ -401,6 +498,7 @@ int bookdata_scaling(const char *dir)
     write_thresholds_and_ramps(dir, f);
     write_llama3_longrope(f);
     write_kappa(dir, f);
+    write_reach(dir, f);
     bd_close(f);
     return 0;
 }

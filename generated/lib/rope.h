@@ -51,7 +51,7 @@ typedef struct rope_scaling {
     double factor; /* s */
     long original_max_position_embeddings; /* L, training length */
     long max_position_embeddings; /* M, extended length */
-    long seq_len; /* n, current length */
+    long seq_len; /* N, current length */
     double beta_fast, beta_slow; /* YaRN turn counts */
     double attention_factor; /* multiplies cos, sin */
     double mscale, mscale_all_dim; /* DeepSeek-style YaRN */

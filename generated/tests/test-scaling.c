@@ -133,6 +133,18 @@ static double scaling_pair_score(int i, const float *qinv, long qpos,
         dot += (double)q[j] * k[j];
     return dot;
 }
+static double reach_worst(const float *inv, const float *omega, long n)
+{
+    const double two_pi = 6.28318530717958647692;
+    double worst = 0;
+    for (int i = 0; i < 48; i++) {
+        if (two_pi / (double)omega[i] <= 2048.0)
+            continue;
+        double r = (double)(n - 1) * inv[i] / (2047.0 * omega[i]);
+        worst = r > worst ? r : worst;
+    }
+    return worst;
+}
 typedef struct {
     rope_scaling_type type;
     int head_dim;
@@ -665,6 +677,28 @@ START_TEST(test_scaling_float_complement)
     ck_assert_int_gt(differ, 0);
 }
 END_TEST
+START_TEST(test_scaling_reach)
+{
+    long n = _i == 0 ? 32768 : 1L << 20;
+    double fac = (double)n / 2048, af;
+    float omega[48], inv[48];
+    rope_scaling s;
+    rope_default_inv_freq(omega, 96, 1e6);
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_LINEAR;
+    s.factor = fac;
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
+    ck_assert_double_le(reach_worst(inv, omega, n), 1.01);
+    s.rope_type = ROPE_SCALING_YARN;
+    s.yarn_flavor = ROPE_YARN_MINIMIND;
+    s.original_max_position_embeddings = 2048;
+    s.max_position_embeddings = n;
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
+    ck_assert_double_le(reach_worst(inv, omega, n), 1.01);
+    rope_default_inv_freq(inv, 96, rope_ntk_aware_base(1e6, fac, 96));
+    ck_assert_double_gt(reach_worst(inv, omega, n), 1.01);
+}
+END_TEST
 START_TEST(test_scaling_llama3_bands)
 {
     static const int dims[2] = {64, 96};
@@ -977,6 +1011,7 @@ Suite *scaling_suite(void)
     tcase_add_test(tc, test_scaling_dynamic_cached_keys);
     tcase_add_loop_test(tc, test_scaling_yarn_blend, 0, 2);
     tcase_add_test(tc, test_scaling_float_complement);
+    tcase_add_loop_test(tc, test_scaling_reach, 0, 2);
     tcase_add_loop_test(tc, test_scaling_llama3_bands, 0, 2);
     tcase_add_loop_test(tc, test_scaling_longrope_switch, 0, 2);
     tcase_add_loop_test(tc, test_scaling_attention_factors, 0, 5);

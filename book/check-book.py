@@ -12,7 +12,9 @@ book-structure issue asks of the PDF and of the Part I sources:
     (generated/lib/*.c) appear verbatim (whitespace collapsed) as lines of
     the PDF's text, and the text has no guillemets;
   - the PDF has a title, an author and a subject;
-  - no index page carries the running head of the bibliography.
+  - no index page carries the running head of the bibliography;
+  - every exercise hint that names a section, as "section N.M (Title)",
+    names it by the number and title the contents give it.
 It prints one line per check and exits 1 if any fails."""
 import glob
 import re
@@ -153,6 +155,34 @@ def check_index_heads(text):
            "'Bibliography'%s" % (start + 1, "" if not bad else ": pages %s" % bad))
 
 
+def check_hints(entries_text):
+    """The exercise tests tell a learner which section to reread.  Their
+    numbers are typed in C strings, so a section added before it would
+    make them stale: check each against the contents."""
+    def norm(s):
+        return re.sub(r"\s+", " ", s).strip()
+    toc = {}
+    for line in entries_text.splitlines():
+        m = re.match(r"^\s*(\d+\.\d+)\s+(.*?)[\s.]*\d+\s*$", line)
+        if m:
+            toc[m.group(1)] = norm(m.group(2))
+    bad = []
+    count = 0
+    for path in sorted(glob.glob("generated/tests/test-exercises-*.c")):
+        with open(path, encoding="ascii") as f:
+            src = f.read()
+        # join adjacent string literals, as the compiler does
+        src = re.sub(r'"\s*\n\s*"', "", src)
+        for num, title in re.findall(r"section (\d+\.\d+) \(([^)]*)\)", src):
+            count += 1
+            if toc.get(num) != norm(title):
+                bad.append("%s: section %s (%s), contents: %s" % (path, num, title, toc.get(num)))
+    report(count > 0 and not bad, "%d exercise hints name their section by its number "
+           "and title in the contents" % count)
+    for b in bad[:10]:
+        print("        " + b)
+
+
 def main():
     text = pdftotext()
     entries = contents_entries()
@@ -162,6 +192,7 @@ def main():
     check_verbatim(text)
     check_metadata()
     check_index_heads(text)
+    check_hints(pdftotext("-layout", "-l", "20"))
     print("check-book: %d check%s failed" % (failures, "" if failures == 1 else "s"))
     return 1 if failures else 0
 

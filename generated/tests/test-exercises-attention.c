@@ -58,22 +58,24 @@ static inline void ex_check_long(const ex_info *ex, long got, long want,
 }
 static const ex_info ex_5_1 = {"exercise 5.1", "online log-sum-exp",
     "log(sum exp x_j), without overflow, -inf entries ignored",
-    "reread section 5.4, The online softmax: rescale the running sum "
+    "reread section 5.4 (The online softmax): rescale the running sum "
     "when the maximum grows"};
 static const ex_info ex_5_2 = {"exercise 5.2", "merge two states",
     "the state (m, l, u) of the two blocks together",
-    "reread section 5.4, The online softmax: m = max(m_a, m_b), scale each "
+    "reread section 5.4 (The online softmax): m = max(m_a, m_b), scale each "
     "l and u by exp(m_a - m) or exp(m_b - m)"};
 static const ex_info ex_5_3 = {"exercise 5.3", "tile class",
     "0 for a tile with no visible key, 2 all visible, 1 mixed",
-    "reread section 5.5, Tiling: query i sees key j when j <= n_kv - n + i"};
+    "reread section 5.5 (Tiling): query i sees key j when j <= n_kv - n + i"};
 static const ex_info ex_5_4 = {"exercise 5.4", "causal FLOPs",
     "4 d h times the number of visible (query, key) pairs",
-    "reread section 5.1, The computation and its cost: count the keys "
+    "reread section 5.1 (The computation and its cost): count the "
+    "keys "
     "j <= n_kv - n + i"};
 static const ex_info ex_5_5 = {"exercise 5.5", "causal mask with a cache",
     "0 where key j <= start_pos + i, -inf elsewhere",
-    "reread section 5.1, Positions: query i sits at start_pos + i and "
+    "reread section 5.1 (The computation and its cost), positions: "
+    "query i sits at start_pos + i and "
     "sees the cached keys too"};
 
 START_TEST(test_ex_online_logsumexp)

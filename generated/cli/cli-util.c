@@ -8,12 +8,20 @@
 
 int cli_error(const char *fmt, ...)
 {
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    fputs("rope: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fputs("rope: error: ", stderr);
+    for (const unsigned char *c = (const unsigned char *)msg; *c; c++)
+        if (*c == '\n')
+            fputs("\\n", stderr);
+        else if (*c < 0x20 || *c == 0x7f)
+            fprintf(stderr, "\\x%02x", *c);
+        else
+            fputc(*c, stderr);
+    fputc('\n', stderr);
     return 2;
 }
 int cli_need_value(int argc, char **argv, int i)

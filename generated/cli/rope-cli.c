@@ -1,4 +1,6 @@
 /* rope-cli.c: the rope program. `rope --help' lists the subcommands. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -34,15 +36,35 @@ static void print_help(FILE *out)
         fprintf(out, "  %s\n      %s\n", c->usage, c->summary);
     fprintf(out, "\nExit status: 0 on success, 2 on a usage error.\n");
 }
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0
         || strcmp(argv[1], "-h") == 0) {
         print_help(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    for (const cli_command *c = commands; c->name != NULL; c++)
-        if (strcmp(argv[1], c->name) == 0)
-            return c->run(argc - 1, argv + 1);
+    for (const cli_command *c = commands; c->name != NULL; c++) {
+        if (strcmp(argv[1], c->name) != 0)
+            continue;
+        if (argc == 3 && (strcmp(argv[2], "--help") == 0
+                          || strcmp(argv[2], "-h") == 0)) {
+            printf("usage: rope %s\n    %s\n", c->usage, c->summary);
+            return 0;
+        }
+        return c->run(argc - 1, argv + 1);
+    }
     return cli_error("unknown command '%s' (try rope --help)", argv[1]);
+}
+int main(int argc, char **argv)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    int rc = run_command(argc, argv);
+    int failed = fflush(stdout) != 0 || ferror(stdout);
+    int err = errno;
+    if (fclose(stdout) != 0 && errno != EBADF && !failed)
+        failed = 1, err = errno;
+    if (failed && rc == 0)
+        rc = cli_error("cannot write the standard output: %s",
+                       strerror(err));
+    return failed ? 2 : rc;
 }

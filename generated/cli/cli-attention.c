@@ -87,6 +87,8 @@ int cmd_attention(int argc, char **argv)
         if (!a.path[j])
             rc = cli_error("attention: %s FILE is required",
                            att_cli_names[j]);
+    if (rc == 0)
+        rc = cli_check_files(3, 4, att_cli_names, a.path);
     for (int j = 0; j < 3 && rc == 0; j++)
         if (rope_npy_read(a.path[j], &x[j], err, sizeof err))
             rc = cli_error("%s", err);
@@ -114,9 +116,11 @@ int cmd_attention(int argc, char **argv)
         p.simd = a.simd;
         if (rope_attention(out, x[0].data, x[1].data, x[2].data, &p))
             rc = cli_error("attention: the kernel rejected the arguments");
-        else if (rope_npy_write(a.path[3], out, 4, x[0].shape, err,
-                                sizeof err))
-            rc = cli_error("%s", err);
+        else {
+            rope_npy result = x[0];
+            result.data = out;
+            rc = cli_write_npys(1, att_cli_names + 3, a.path + 3, &result);
+        }
     }
     free(c); free(s); free(out);
     for (int j = 0; j < 3; j++) rope_npy_free(&x[j]);

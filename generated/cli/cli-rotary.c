@@ -1,10 +1,14 @@
 /* cli-rotary.c: the commands rope freqs and rope apply (chapter 3),
    and the RoPE options shared with chapters 4 and 5. */
+#include <sys/stat.h>
+#include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
 void cli_rope_defaults(cli_rope_options *o)
@@ -269,6 +273,8 @@ int cmd_apply(int argc, char **argv)
     for (int j = 0; rc == 0 && j < 4; j++)
         if (path[j] == NULL)
             rc = cli_error("apply: %s FILE is required", names[j]);
+    if (rc == 0)
+        rc = cli_check_files(2, 4, names, path);
     if (rc == 0 && rope_npy_read(path[0], &q, err, sizeof err) != 0)
         rc = cli_error("%s", err);
     if (rc == 0 && rope_npy_read(path[1], &k, err, sizeof err) != 0)
@@ -303,11 +309,133 @@ int cmd_apply(int argc, char **argv)
         rope_apply_rotary_pos_emb(q.data, k.data, c, s, (int)q.shape[0],
             (int)q.shape[1], (int)q.shape[2], (int)k.shape[2], o.head_dim,
             0, o.pairing);
-        if (rope_npy_write(path[2], q.data, 4, q.shape, err, sizeof err)
-            || rope_npy_write(path[3], k.data, 4, k.shape, err, sizeof err))
-            rc = cli_error("%s", err);
+        rope_npy out[2] = {q, k};
+        rc = cli_write_npys(2, names + 2, path + 2, out);
     }
     rope_npy_free(&q); rope_npy_free(&k);
     free(c); free(s);
+    return rc;
+}
+static int same_dir(const char *a, const char *b)
+{
+    char da[4096], db[4096];
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    const char *ba = sa ? sa + 1 : a, *bb = sb ? sb + 1 : b;
+    struct stat ta, tb;
+    if (strcmp(ba, bb) != 0)
+        return 0;
+    snprintf(da, sizeof da, "%.*s", sa ? (int)(sa - a) + 1 : 1,
+             sa ? a : ".");
+    snprintf(db, sizeof db, "%.*s", sb ? (int)(sb - b) + 1 : 1,
+             sb ? b : ".");
+    return stat(da, &ta) == 0 && stat(db, &tb) == 0
+           && ta.st_dev == tb.st_dev && ta.st_ino == tb.st_ino;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int ra = stat(a, &sa), rb = stat(b, &sb);
+    if ((ra == 0 && !S_ISREG(sa.st_mode))
+        || (rb == 0 && !S_ISREG(sb.st_mode)))
+        return 0;
+    if (ra == 0 && rb == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return strcmp(a, b) == 0 || same_dir(a, b);
+}
+
+int cli_check_files(int n_in, int n, const char *const *flags,
+                    const char *const *paths)
+{
+    for (int j = n_in; j < n; j++)
+        for (int i = 0; i < j; i++)
+            if (same_file(paths[i], paths[j]))
+                return cli_error("%s and %s name the same file '%s'",
+                                 flags[i], flags[j], paths[j]);
+    return 0;
+}
+#define CLI_MAX_OUTPUTS 4
+static char temp_path[CLI_MAX_OUTPUTS][4096];
+static volatile sig_atomic_t n_temps;
+
+static void remove_temps(void)
+{
+    for (int j = 0; j < n_temps; j++)
+        if (temp_path[j][0] != '\0')
+            unlink(temp_path[j]);
+}
+
+static void remove_temps_and_die(int sig)
+{
+    remove_temps();
+    raise(sig); /* SA_RESETHAND: the default action, once we return */
+}
+
+static void catch_signals(void)
+{
+    static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = remove_temps_and_die;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    for (int j = 0; j < 3; j++)
+        sigaction(sigs[j], &sa, NULL);
+}
+static int open_temp(int j, const char *path, mode_t mode)
+{
+    int len = snprintf(temp_path[j], sizeof temp_path[j], "%s.XXXXXX",
+                       path);
+    if (len < 0 || (size_t)len >= sizeof temp_path[j]) {
+        temp_path[j][0] = '\0';
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    n_temps = j + 1;
+    int fd = mkstemp(temp_path[j]);
+    if (fd < 0) {
+        temp_path[j][0] = '\0';
+        return -1;
+    }
+    int bad = fchmod(fd, mode) != 0;
+    bad |= close(fd) != 0;
+    return bad ? -1 : 0;
+}
+int cli_write_npys(int n, const char *const *flags,
+                   const char *const *paths, const rope_npy *arrays)
+{
+    char err[512];
+    int rc = 0, direct[CLI_MAX_OUTPUTS];
+    mode_t mask = umask(0);
+    umask(mask);
+    catch_signals();
+    for (int j = 0; j < n; j++)
+        temp_path[j][0] = '\0';
+    for (int j = 0; j < n && rc == 0; j++) {
+        struct stat st;
+        direct[j] = stat(paths[j], &st) == 0 && !S_ISREG(st.st_mode);
+        if (!direct[j] && open_temp(j, paths[j], 0666 & ~mask) != 0)
+            rc = cli_error("%s %s: cannot create a file beside it: %s",
+                           flags[j], paths[j], strerror(errno));
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < n && rc == 0; j++) {
+            if (direct[j] != pass)
+                continue;
+            const rope_npy *a = &arrays[j];
+            errno = 0;
+            if (rope_npy_write(pass ? paths[j] : temp_path[j], a->data,
+                               a->ndim, a->shape, err, sizeof err) != 0)
+                rc = cli_error("%s %s: cannot write: %s", flags[j],
+                               paths[j], errno ? strerror(errno) : err);
+        }
+    for (int j = 0; j < n && rc == 0; j++)
+        if (!direct[j] && rename(temp_path[j], paths[j]) != 0)
+            rc = cli_error("%s %s: %s", flags[j], paths[j],
+                           strerror(errno));
+        else
+            temp_path[j][0] = '\0';
+    remove_temps();
+    n_temps = 0;
     return rc;
 }

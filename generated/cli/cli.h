@@ -39,6 +39,10 @@ int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
                       double *attention_factor_out);
 int cli_rope_table(const cli_rope_options *o, long start, long end,
                    float **freqs_cos, float **freqs_sin);
+int cli_check_files(int n_in, int n, const char *const *flags,
+                    const char *const *paths);
+int cli_write_npys(int n, const char *const *flags,
+                   const char *const *paths, const rope_npy *arrays);
 /* subcommands: chapters 1-5 */
 int cmd_demo(int argc, char **argv);
 int cmd_pe(int argc, char **argv);

@@ -69,9 +69,11 @@ int cli_rope_validate(const cli_rope_options *o)
     if (o->head_dim % 2 != 0)
         return cli_error("--head-dim must be even, got %d",
                          o->head_dim);
-    if (!(o->theta > 1.0) || o->theta > FLT_MAX)
-        return cli_error("--theta must be above 1 and a float, got %g",
-                         o->theta);
+    if (!(o->theta > 1.0))
+        return cli_error("--theta must be > 1, got %g", o->theta);
+    if (o->theta > FLT_MAX)
+        return cli_error("--theta must be a float (at most %g), got %g",
+                         (double)FLT_MAX, o->theta);
     /* chapter 4 validates its scaling options here */
     {
         int rc4 = cli_scaling_validate(o);

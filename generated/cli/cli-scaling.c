@@ -168,10 +168,50 @@ static int scaling_error(const rope_scaling *s, int head_dim, int err)
     return cli_error("--scaling %s: %s", name,
                      rope_scaling_strerror(err));
 }
+#define USES(t) (1u << ROPE_SCALING_##t)
+static int check_scaling_keys(const cli_rope_options *o)
+{
+    const rope_scaling *s = &o->scaling;
+    const unsigned lengths = USES(DYNAMIC) | USES(YARN) | USES(LLAMA3)
+                             | USES(LONGROPE);
+    const struct { const char *flag; int given; unsigned uses; } keys[] = {
+        {"--factor", s->factor != 0, lengths | USES(LINEAR)},
+        {"--original-max-position-embeddings",
+         s->original_max_position_embeddings != 0, lengths},
+        {"--max-position-embeddings", s->max_position_embeddings != 0,
+         lengths},
+        {"--seq-len", s->seq_len != 0, USES(DYNAMIC) | USES(LONGROPE)},
+        {"--beta-fast", s->beta_fast != 0, USES(YARN)},
+        {"--beta-slow", s->beta_slow != 0, USES(YARN)},
+        {"--attention-factor", s->attention_factor != 0,
+         USES(YARN) | USES(LONGROPE)},
+        {"--mscale", s->mscale != 0, USES(YARN)},
+        {"--mscale-all-dim", s->mscale_all_dim != 0, USES(YARN)},
+        {"--yarn-flavor", s->yarn_flavor == ROPE_YARN_MINIMIND,
+         USES(YARN)},
+        {"--no-truncate", o->no_truncate, USES(YARN)},
+        {"--low-freq-factor", s->low_freq_factor != 0, USES(LLAMA3)},
+        {"--high-freq-factor", s->high_freq_factor != 0, USES(LLAMA3)},
+        {"--short-factor", s->n_short_factor > 0, USES(LONGROPE)},
+        {"--long-factor", s->n_long_factor > 0, USES(LONGROPE)},
+    };
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        if (!keys[k].given || (keys[k].uses & (1u << s->rope_type)))
+            continue;
+        if (s->rope_type == ROPE_SCALING_DEFAULT)
+            return cli_error("%s needs --scaling (plain RoPE has no "
+                             "such key)", keys[k].flag);
+        return cli_error("%s means nothing with --scaling %s",
+                         keys[k].flag, scaling_names[s->rope_type]);
+    }
+    return 0;
+}
 int cli_scaling_validate(const cli_rope_options *o)
 {
     rope_scaling s = options_scaling(o);
-    int err;
+    int err = check_scaling_keys(o);
+    if (err != 0)
+        return err;
     if (s.factor != 0 && s.factor < 1)
         return cli_error("--factor must be >= 1, got %g", s.factor);
     if (o->head_dim == 0)

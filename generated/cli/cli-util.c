@@ -49,7 +49,7 @@ int cli_parse_double(const char *flag, const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+    if (*s == '\0' || *end != '\0' || !isfinite(v))
         return cli_error("%s: '%s' is not a finite number", flag, s);
     *out = v;
     return 0;

@@ -2,6 +2,7 @@
    (model/model_minimind.py: precompute_freqs_cis,
    apply_rotary_pos_emb).
    Tangled from chapters/03-rope.nw. */
+#include <sys/stat.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -257,8 +258,8 @@ static int npy_dict(npy_cursor *c, rope_npy *a, char *err,
                         "or 'shape' missing");
     return 0;
 }
-int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
-                   char *err, size_t errlen)
+static int npy_header(const unsigned char *buf, size_t n, rope_npy *a,
+                      size_t *data_at, char *err, size_t errlen)
 {
     size_t hlen, hstart;
     memset(a, 0, sizeof *a);
@@ -283,7 +284,17 @@ int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
     npy_skip(&c);
     if (c.p != c.end)
         return npy_fail(err, errlen, "header: junk after the dict");
-    size_t have = n - hstart - hlen, need = a->count * 4;
+    *data_at = hstart + hlen;
+    return 0;
+}
+
+int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
+                   char *err, size_t errlen)
+{
+    size_t data_at;
+    if (npy_header(buf, n, a, &data_at, err, errlen) != 0)
+        return EINVAL;
+    size_t have = n - data_at, need = a->count * 4;
     if (have < need)
         return npy_fail(err, errlen, "truncated data: %zu bytes, the shape "
                         "needs %zu", have, need);
@@ -293,7 +304,7 @@ int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
     a->data = malloc(need > 0 ? need : 1);
     if (a->data == NULL)
         return npy_fail(err, errlen, "out of memory");
-    const unsigned char *d = buf + hstart + hlen;
+    const unsigned char *d = buf + data_at;
     for (size_t i = 0; i < a->count; i++, d += 4) {
         uint32_t u = (uint32_t)d[0] | (uint32_t)d[1] << 8
                    | (uint32_t)d[2] << 16 | (uint32_t)d[3] << 24;
@@ -301,6 +312,14 @@ int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
     }
     return 0;
 }
+static int npy_read_fail(FILE *f, unsigned char *buf, char *err,
+                         size_t errlen, const char *path, const char *msg)
+{
+    fclose(f);
+    free(buf);
+    return npy_fail(err, errlen, "%s: %s", path, msg);
+}
+
 int rope_npy_read(const char *path, rope_npy *a, char *err,
                   size_t errlen)
 {
@@ -308,16 +327,47 @@ int rope_npy_read(const char *path, rope_npy *a, char *err,
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return npy_fail(err, errlen, "%s: %s", path, strerror(errno));
-    size_t cap = 4096, n = 0;
-    unsigned char *buf = malloc(cap), *bigger;
-    while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        bigger = realloc(buf, cap *= 2);
-        if (bigger == NULL) free(buf);
-        buf = bigger;
+    unsigned char pre[12];
+    size_t n = fread(pre, 1, sizeof pre, f), hend = 0, data_at;
+    if (n >= 10 && memcmp(pre, "\x93NUMPY", 6) == 0 && pre[7] == 0)
+        hend = pre[6] == 1 ? 10 + ((size_t)pre[8] | (size_t)pre[9] << 8)
+             : pre[6] == 2 && n == 12
+                 ? 12 + ((size_t)pre[8] | (size_t)pre[9] << 8
+                         | (size_t)pre[10] << 16 | (size_t)pre[11] << 24)
+                 : 0;
+    if (hend > (1u << 20))
+        return npy_read_fail(f, NULL, err, errlen, path, "header too long");
+    unsigned char *buf = malloc(hend > n ? hend : n);
+    if (buf == NULL)
+        return npy_read_fail(f, NULL, err, errlen, path, "out of memory");
+    memcpy(buf, pre, n);
+    if (hend > n)
+        n += fread(buf + n, 1, hend - n, f);
+    if (ferror(f))
+        return npy_read_fail(f, buf, err, errlen, path,
+                             "cannot read the file");
+    rope_npy head;
+    char msg0[256];
+    if (npy_header(buf, n, &head, &data_at, msg0, sizeof msg0) != 0)
+        return npy_read_fail(f, buf, err, errlen, path, msg0);
+    size_t need = data_at + head.count * 4;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)
+        && (size_t)st.st_size != need) {
+        snprintf(msg0, sizeof msg0, (size_t)st.st_size < need
+                 ? "truncated data: %zu bytes, the shape needs %zu"
+                 : "%zu bytes after the data",
+                 (size_t)st.st_size < need ? (size_t)st.st_size - data_at
+                                           : (size_t)st.st_size - need,
+                 head.count * 4);
+        return npy_read_fail(f, buf, err, errlen, path, msg0);
     }
-    int failed = buf == NULL || ferror(f);
+    unsigned char *bigger = realloc(buf, need + 1);
+    if (bigger == NULL)
+        return npy_read_fail(f, buf, err, errlen, path, "out of memory");
+    buf = bigger;
+    n += fread(buf + n, 1, need + 1 - n, f);
+    int failed = ferror(f);
     fclose(f);
     if (failed) {
         free(buf);
@@ -328,7 +378,6 @@ int rope_npy_read(const char *path, rope_npy *a, char *err,
     free(buf);
     return rc ? npy_fail(err, errlen, "%s: %s", path, msg) : 0;
 }
-
 void rope_npy_free(rope_npy *a)
 {
     free(a->data);

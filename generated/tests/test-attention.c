@@ -569,6 +569,14 @@ static const char *const att_cli_bad[][2] = {
     {ATT_CALL " --scaling nosuch", "--scaling"},
     {ATT_CALL " --frobnicate", "--frobnicate"},
     {"attention" ATT_QKV " --out DIR/no/o.npy", "no/o.npy"},
+    {"attention" ATT_QKV " --out DIR/./v.npy",
+     "--v and --out name the same file"},
+    {ATT_CALL " --factor 4", "--factor needs --scaling"},
+    {ATT_CALL " --scaling yarn --factor 4 --low-freq-factor 1",
+     "--low-freq-factor means nothing with --scaling yarn"},
+    {ATT_CALL " --theta 1e-320", "--theta must be > 1"},
+    {"attention --q /dev/zero --k DIR/k.npy --v DIR/v.npy --out DIR/o.npy",
+     "bad magic"},
 };
 #define N_ATT_CLI_BAD (int)(sizeof att_cli_bad / sizeof att_cli_bad[0])
 START_TEST(test_attention_cli_bad_calls)
@@ -609,6 +617,41 @@ START_TEST(test_attention_cli_bad_calls)
     rmdir(dir);
 }
 END_TEST
+START_TEST(test_attention_cli_full_disk_keeps_the_output)
+{
+    static float x[128 * 8 * 64];
+    const long shape[4] = {1, 128, 8, 64};
+    const char old[] = "the old output\n";
+    char dir[] = "/tmp/rope-attention-XXXXXX", args[1024], path[256];
+    char got[64];
+    ck_assert(mkdtemp(dir) != NULL);
+    randfill(x, sizeof x / sizeof x[0], 91);
+    att_put_npy(dir, "q.npy", x, 4, shape);
+    att_put_npy(dir, "k.npy", x, 4, shape);
+    att_put_npy(dir, "v.npy", x, 4, shape);
+    att_put_bytes(dir, "o.npy", old, strlen(old));
+    snprintf(args, sizeof args, "attention --q %s/q.npy --k %s/k.npy "
+             "--v %s/v.npy --out %s/o.npy", dir, dir, dir, dir);
+    cli_result r = cli_run_in("ulimit -f 128;", args, NULL);
+    ck_assert_msg(r.status == 2, "status %d", r.status);
+    ck_assert_msg(cli_line_count(r.err) == 1
+                  && strncmp(r.err, "rope: error: ", 13) == 0, "%s", r.err);
+    cli_result_free(&r);
+    snprintf(path, sizeof path, "%s/o.npy", dir);
+    FILE *f = fopen(path, "rb");
+    ck_assert(f != NULL);
+    size_t n = fread(got, 1, sizeof got, f);
+    fclose(f);
+    ck_assert(n == strlen(old) && memcmp(got, old, n) == 0);
+    remove(path);
+    static const char *const made[] = {"q.npy", "k.npy", "v.npy"};
+    for (int j = 0; j < 3; j++) {
+        snprintf(path, sizeof path, "%s/%s", dir, made[j]);
+        remove(path);
+    }
+    ck_assert_msg(rmdir(dir) == 0, "a temporary is left in %s", dir);
+}
+END_TEST
 
 Suite *attention_suite(void)
 {
@@ -631,6 +674,7 @@ Suite *attention_suite(void)
     tcase_add_loop_test(tc, test_attention_cli_equals_the_library, 0,
                         N_ATT_CLI_CASES);
     tcase_add_loop_test(tc, test_attention_cli_bad_calls, 0, N_ATT_CLI_BAD);
+    tcase_add_test(tc, test_attention_cli_full_disk_keeps_the_output);
     suite_add_tcase(s, tc);
     return s;
 }

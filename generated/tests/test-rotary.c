@@ -1,4 +1,5 @@
 /* test-rotary.c: the claims of chapter 3, checked. */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1005,6 +1006,21 @@ static const char *const cli_bad_calls[][2] = {
     {"apply --q DIR/q7.npy --k DIR/k7.npy" APPLY_OUT, "--head-dim"},
     {"apply --q DIR/none.npy --k DIR/k.npy" APPLY_OUT, "none.npy"},
     {APPLY_QK " --out-q DIR/no/oq.npy --out-k DIR/ok.npy", "no/oq.npy"},
+    {APPLY_QK " --out-q DIR/oq.npy --out-k DIR/./oq.npy",
+     "--out-q and --out-k name the same file"},
+    {APPLY_QK " --out-q DIR/ok.npy --out-k DIR/../" "$(basename DIR/)/ok.npy",
+     "--out-q and --out-k name the same file"},
+    {APPLY_QK " --out-q DIR/q.npy --out-k DIR/ok.npy",
+     "--q and --out-q name the same file"},
+    {APPLY_QK " --out-q DIR/oq.npy --out-k DIR/./k.npy",
+     "--k and --out-k name the same file"},
+    {APPLY_QK APPLY_OUT " --theta 1e-320", "--theta must be > 1"},
+    {APPLY_QK APPLY_OUT " --factor 2", "--factor needs --scaling"},
+    {APPLY_QK APPLY_OUT " --scaling linear --factor 2 --beta-fast 8",
+     "--beta-fast means nothing with --scaling linear"},
+    {"apply --q /dev/zero --k DIR/k.npy" APPLY_OUT, "bad magic"},
+    {APPLY_QK APPLY_OUT " '--fro\nb'", "'--fro\\nb'"},
+    {APPLY_QK APPLY_OUT " '--x\001y'", "'--x\\x01y'"},
 };
 #define N_CLI_BAD_CALLS (sizeof cli_bad_calls / sizeof cli_bad_calls[0])
 static void expand_dir(char *out, size_t len, const char *call,
@@ -1046,6 +1062,88 @@ START_TEST(test_cli_rejects_bad_calls)
     cli_result_free(&r);
 }
 END_TEST
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    ck_assert(d != NULL);
+    for (struct dirent *e; (e = readdir(d)) != NULL; )
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+START_TEST(test_cli_failed_run_leaves_outputs_unchanged)
+{
+    enum { NQ = 128 * 4 * 64, NK = 128 * 64 };
+    static float q[NQ], k[NK];
+    const long qshape[4] = {1, 128, 4, 64}, kshape[4] = {1, 128, 1, 64};
+    static const char *const before[2] = {"", "ulimit -f 128;"};
+    char dir[] = "/tmp/rope-keep-XXXXXX", p[4][96], args[1024], got[64];
+    const char *name[4] = {"q.npy", "k.npy", "oq.npy", "ok.npy"};
+    const char old[] = "the old contents\n";
+    ck_assert(mkdtemp(dir) != NULL);
+    for (int j = 0; j < 4; j++)
+        tmp_path(p[j], sizeof p[j], dir, name[j]);
+    randfill(q, NQ, 81); randfill(k, NK, 82);
+    write_npy(p[0], q, 4, qshape); write_npy(p[1], k, 4, kshape);
+    FILE *f = fopen(p[2], "w");
+    ck_assert(f != NULL && fputs(old, f) >= 0 && fclose(f) == 0);
+    snprintf(args, sizeof args, "apply --q %s --k %s --out-q %s "
+             "--out-k %s", p[0], p[1], p[2], _i ? p[3] : "/dev/full");
+    cli_result r = cli_run_in(before[_i], args, NULL);
+    ck_assert_msg(r.status == 2, "'%s': status %d", args, r.status);
+    ck_assert_msg(cli_line_count(r.err) == 1
+                  && strncmp(r.err, "rope: error: ", 13) == 0, "%s", r.err);
+    cli_result_free(&r);
+    f = fopen(p[2], "r");
+    ck_assert(f != NULL);
+    size_t n = fread(got, 1, sizeof got, f);
+    fclose(f);
+    ck_assert_uint_eq(n, strlen(old));
+    ck_assert(memcmp(got, old, n) == 0);
+    ck_assert_int_eq(count_entries(dir), 3);
+    for (int j = 0; j < 3; j++)
+        remove(p[j]);
+    rmdir(dir);
+}
+END_TEST
+static const char *const cli_print_calls[] = {
+    "demo integer", "pe --d-model 8 --positions 0,1",
+    "freqs --head-dim 8 --end 3", "--help", "apply --help",
+    "attention -h"};
+#define N_CLI_PRINT_CALLS \
+    (sizeof cli_print_calls / sizeof cli_print_calls[0])
+
+START_TEST(test_cli_lost_stdout_is_an_error)
+{
+    static const char *const to[2] = {"/dev/full", "&-"};
+    for (int j = 0; j < 2; j++) {
+        cli_result r = cli_run_in("", cli_print_calls[_i], to[j]);
+        ck_assert_msg(r.status == 2, "'%s' >%s: status %d",
+                      cli_print_calls[_i], to[j], r.status);
+        ck_assert_msg(cli_line_count(r.err) == 1
+                      && strstr(r.err, "rope: error: cannot write the "
+                                "standard output") == r.err, "%s", r.err);
+        cli_result_free(&r);
+    }
+}
+END_TEST
+
+START_TEST(test_cli_command_help_succeeds)
+{
+    static const char *const name[3] = {"apply", "freqs", "attention"};
+    char args[64], want[64];
+    snprintf(args, sizeof args, "%s %s", name[_i % 3],
+             _i < 3 ? "--help" : "-h");
+    snprintf(want, sizeof want, "usage: rope %s ", name[_i % 3]);
+    cli_result r = cli_run(args);
+    ck_assert_msg(r.status == 0, "'%s': status %d", args, r.status);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_msg(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
+    cli_result_free(&r);
+}
+END_TEST
 
 Suite *rotary_suite(void)
 {
@@ -1079,6 +1177,11 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_npy_reads_versions_1_and_2);
     tcase_add_test(tc, test_npy_refuses_malformed_files);
     tcase_add_test(tc, test_npy_write_then_read_round_trip);
+    tcase_add_loop_test(tc, test_cli_failed_run_leaves_outputs_unchanged,
+                        0, 2);
+    tcase_add_loop_test(tc, test_cli_lost_stdout_is_an_error, 0,
+                        (int)N_CLI_PRINT_CALLS);
+    tcase_add_loop_test(tc, test_cli_command_help_succeeds, 0, 6);
     tcase_add_test(tc, test_cli_freqs_matches_minimind);
     tcase_add_test(tc, test_cli_freqs_positions_pairing_and_precision);
     tcase_add_loop_test(tc, test_cli_apply_equals_the_library, 0, 4);

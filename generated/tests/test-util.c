@@ -72,7 +72,8 @@ static char *slurp_and_remove(char *path)
     return buf;
 }
 
-cli_result cli_run(const char *args)
+cli_result cli_run_in(const char *before, const char *args,
+                      const char *stdout_to)
 {
     const char *prog = getenv("ROPE_CLI");
     char out[] = "/tmp/rope-cli-out-XXXXXX";
@@ -82,10 +83,14 @@ cli_result cli_run(const char *args)
     ck_assert(fo >= 0 && fe >= 0);
     close(fo);
     close(fe);
-    size_t len = strlen(prog) + strlen(args) + 2 * sizeof out + 16;
+    if (stdout_to == NULL)
+        stdout_to = out;
+    size_t len = strlen(before) + strlen(prog) + strlen(args)
+                 + strlen(stdout_to) + sizeof err + 16;
     char *cmd = malloc(len);
     ck_assert(cmd != NULL);
-    snprintf(cmd, len, "%s %s >%s 2>%s", prog, args, out, err);
+    snprintf(cmd, len, "%s %s %s >%s 2>%s", before, prog, args, stdout_to,
+             err);
     int st = system(cmd);
     free(cmd);
     cli_result r;
@@ -93,6 +98,11 @@ cli_result cli_run(const char *args)
     r.out = slurp_and_remove(out);
     r.err = slurp_and_remove(err);
     return r;
+}
+
+cli_result cli_run(const char *args)
+{
+    return cli_run_in("", args, NULL);
 }
 
 void cli_result_free(cli_result *r)

@@ -14,6 +14,8 @@ typedef struct cli_result {
     char *err; /* what it printed on stderr */
 } cli_result;
 cli_result cli_run(const char *args);
+cli_result cli_run_in(const char *before, const char *args,
+                      const char *stdout_to);
 void cli_result_free(cli_result *r);
 int cli_line_count(const char *text);
 /* suites: chapters 1-5 */

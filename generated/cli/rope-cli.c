@@ -38,10 +38,11 @@ static void print_help(FILE *out)
 }
 static int run_command(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0
-        || strcmp(argv[1], "-h") == 0) {
-        print_help(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2)
+        return cli_error("no command given (try rope --help)");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        print_help(stdout);
+        return 0;
     }
     for (const cli_command *c = commands; c->name != NULL; c++) {
         if (strcmp(argv[1], c->name) != 0)

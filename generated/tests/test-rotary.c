@@ -1021,6 +1021,7 @@ static const char *const cli_bad_calls[][2] = {
     {"apply --q /dev/zero --k DIR/k.npy" APPLY_OUT, "bad magic"},
     {APPLY_QK APPLY_OUT " '--fro\nb'", "'--fro\\nb'"},
     {APPLY_QK APPLY_OUT " '--x\001y'", "'--x\\x01y'"},
+    {"", "no command given"},
 };
 #define N_CLI_BAD_CALLS (sizeof cli_bad_calls / sizeof cli_bad_calls[0])
 static void expand_dir(char *out, size_t len, const char *call,

@@ -1,5 +1,6 @@
 /* cli-scaling.c: the scaling options of chapter 4 for every command
    that takes the RoPE options. */
+#include <float.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,10 @@ static int scaling_error(const rope_scaling *s, int head_dim, int err)
         return cli_error("--short-factor and --long-factor need %d values "
                          "each (head_dim/2), got %d and %d", head_dim / 2,
                          s->n_short_factor, s->n_long_factor);
+    case ROPE_SCALING_EATTENTION:
+        return cli_error("--attention-factor (given, or computed from "
+                         "--mscale and --mscale-all-dim) must be positive and "
+                         "at most %g, the largest float", (double)FLT_MAX);
     default:
         break;
     }

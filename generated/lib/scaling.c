@@ -1,6 +1,7 @@
 /* generated/lib/scaling.c: RoPE scaling for long contexts (chapter 4) */
 #include "rope.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +250,8 @@ int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
         }
         break;
     }
+    if (!(*attention_factor > 0) || *attention_factor > FLT_MAX)
+        return ROPE_SCALING_EATTENTION;
     return ROPE_SCALING_OK;
 }
 int rope_scaling_check(const rope_scaling *s, int head_dim)
@@ -257,7 +260,7 @@ int rope_scaling_check(const rope_scaling *s, int head_dim)
         return ROPE_SCALING_EHEAD_DIM;
     if (s->factor != 0 && !(s->factor >= 1))
         return ROPE_SCALING_EFACTOR;
-    if (s->attention_factor < 0)
+    if (!(s->attention_factor >= 0) || s->attention_factor > FLT_MAX)
         return ROPE_SCALING_EATTENTION;
     switch (s->rope_type) {
     case ROPE_SCALING_DEFAULT:
@@ -320,7 +323,7 @@ const char *rope_scaling_strerror(int err)
         "beta_fast must be greater than beta_slow > 0",
         "need 0 < low_freq_factor < high_freq_factor",
         "factor lists need head_dim/2 positive entries",
-        "attention_factor must be positive",
+        "attention_factor must be positive and at most FLT_MAX",
         "unknown rope_type"};
     if (err < 0 || err > ROPE_SCALING_ETYPE)
         return "unknown error";

@@ -300,6 +300,8 @@ static const scaling_cli_bad_call scaling_cli_bad_calls[] = {
  {"--scaling linear --factor 0", -1, -1, "--factor"},
  {"--scaling yarn --factor 16 --original-max-position-embeddings 2048"
   " --attention-factor 0", -1, -1, "--attention-factor"},
+ {"--scaling yarn --factor 4 --original-max-position-embeddings 2048"
+  " --attention-factor 1e300", -1, -1, "--attention-factor"},
  {"--scaling linear --factor", -1, -1, "--factor"},
  {"--scaling longrope --short-factor 1,x", -1, -1, "--short-factor"},
  {"--scaling linear --factor 2 --print ramp", -1, -1, "--scaling"},
@@ -699,6 +701,31 @@ START_TEST(test_scaling_reach)
     ck_assert_double_gt(reach_worst(inv, omega, n), 1.01);
 }
 END_TEST
+START_TEST(test_scaling_attention_factor_stays_finite)
+{
+    float inv[32];
+    double af;
+    rope_scaling s;
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_YARN;
+    s.factor = 4;
+    s.original_max_position_embeddings = 2048;
+    s.attention_factor = 1e300;
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s),
+                     ROPE_SCALING_EATTENTION);
+    s.attention_factor = NAN;
+    ck_assert_int_eq(rope_scaling_check(&s, 64), ROPE_SCALING_EATTENTION);
+    s.attention_factor = 0;
+    s.mscale = 1e300;
+    s.mscale_all_dim = 1;
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s),
+                     ROPE_SCALING_EATTENTION);
+    s.mscale = 1;
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 64, 1e4, &s),
+                     ROPE_SCALING_OK);
+    ck_assert(af > 0 && af <= FLT_MAX);
+}
+END_TEST
 START_TEST(test_scaling_llama3_bands)
 {
     static const int dims[2] = {64, 96};
@@ -1012,6 +1039,7 @@ Suite *scaling_suite(void)
     tcase_add_loop_test(tc, test_scaling_yarn_blend, 0, 2);
     tcase_add_test(tc, test_scaling_float_complement);
     tcase_add_loop_test(tc, test_scaling_reach, 0, 2);
+    tcase_add_test(tc, test_scaling_attention_factor_stays_finite);
     tcase_add_loop_test(tc, test_scaling_llama3_bands, 0, 2);
     tcase_add_loop_test(tc, test_scaling_longrope_switch, 0, 2);
     tcase_add_loop_test(tc, test_scaling_attention_factors, 0, 5);

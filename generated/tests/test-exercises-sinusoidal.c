@@ -8,55 +8,6 @@
 #include "tests.h"
 #include "exercises-sinusoidal.h"
 
-/* What the runner says about one exercise. */
-typedef struct {
-    const char *id;     /* "exercise 1.1": the test case's name */
-    const char *title;  /* a few words naming the function */
-    const char *expect; /* what a right answer gives */
-    const char *hint;   /* the section or equation to reread */
-} ex_info;
-
-/* End the test with one line: what was called, what differs, the hint. */
-static inline void ex_fail(const ex_info *ex, const char *fmt, ...)
-{
-    char what[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    ck_abort_msg("%s; hint: %s", what, ex->hint);
-}
-static inline void ex_check_double(const ex_info *ex, double got,
-                                   double want, double tol,
-                                   const char *fmt, ...)
-{
-    char what[300], g[40], w[40];
-    int p = 6;
-    va_list ap;
-    if (tol == 0 ? got == want : fabs(got - want) < tol)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    do {
-        snprintf(g, sizeof g, "%.*g", p, got);
-        snprintf(w, sizeof w, "%.*g", p, want);
-    } while (strcmp(g, w) == 0 && ++p <= 17);
-    ex_fail(ex, "%s expected %s, got %s", what, w, g);
-}
-
-static inline void ex_check_long(const ex_info *ex, long got, long want,
-                                 const char *fmt, ...)
-{
-    char what[300];
-    va_list ap;
-    if (got == want)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    ex_fail(ex, "%s expected %ld, got %ld", what, want, got);
-}
 static const ex_info ex_2_1 = {"exercise 2.1", "rotation product",
     "M_k M_j == M_{k+j}, row by row",
     "reread section 2.2 (A shift is a rotation): multiply the 2x2 "

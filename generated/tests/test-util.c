@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,46 @@ int cli_line_count(const char *text)
     int n = 0;
     for (; *text; text++) n += (*text == '\n');
     return n;
+}
+/* End the test with one line: what was called, what differs, the hint. */
+void ex_fail(const ex_info *ex, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ck_abort_msg("%s; hint: %s", what, ex->hint);
+}
+void ex_check_double(const ex_info *ex, double got, double want,
+                     double tol, const char *fmt, ...)
+{
+    char what[300], g[40], w[40];
+    int p = 6;
+    va_list ap;
+    if (tol == 0 ? got == want : fabs(got - want) < tol)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    do {
+        snprintf(g, sizeof g, "%.*g", p, got);
+        snprintf(w, sizeof w, "%.*g", p, want);
+    } while (strcmp(g, w) == 0 && ++p <= 17);
+    ex_fail(ex, "%s expected %s, got %s", what, w, g);
+}
+
+void ex_check_long(const ex_info *ex, long got, long want,
+                   const char *fmt, ...)
+{
+    char what[300];
+    va_list ap;
+    if (got == want)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    ex_fail(ex, "%s expected %ld, got %ld", what, want, got);
 }
 /* shared test helpers: chapters 1-5 */
 void randfill(float *x, size_t n, unsigned seed)

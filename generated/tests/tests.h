@@ -18,6 +18,18 @@ cli_result cli_run_in(const char *before, const char *args,
                       const char *stdout_to);
 void cli_result_free(cli_result *r);
 int cli_line_count(const char *text);
+/* What the runner says about one exercise. */
+typedef struct {
+    const char *id;     /* "exercise 1.1": the test case's name */
+    const char *title;  /* a few words naming the function */
+    const char *expect; /* what a right answer gives */
+    const char *hint;   /* the section or equation to reread */
+} ex_info;
+void ex_fail(const ex_info *ex, const char *fmt, ...);
+void ex_check_double(const ex_info *ex, double got, double want,
+                     double tol, const char *fmt, ...);
+void ex_check_long(const ex_info *ex, long got, long want,
+                   const char *fmt, ...);
 /* suites: chapters 1-5 */
 Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);

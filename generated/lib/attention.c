@@ -168,6 +168,8 @@ int rope_attention_naive(float *out, const float *q, const float *k,
                 }
                 float *o = out + (((size_t)b * n + i) * H + h) * d;
                 for (int t = 0; t < d; t++) o[t] = (float)(acc[t] / sum);
+                if (p->lse)
+                    p->lse[((size_t)b * n + i) * H + h] = (float)(mx + log(sum));
             }
         }
     }
@@ -741,6 +743,10 @@ static void att_run_tiles(att_job *J, att_ws *w, long bg, int q0,
                   M, dp);
     }
 }
+static float att_lse(float m, float l)
+{
+    return (float)(((double)m + log2((double)l)) * 0.6931471805599453);
+}
 static void att_store(att_job *J, att_ws *w, long bg, int q0, int nq)
 {
     const rope_attention_params *p = J->p;
@@ -754,6 +760,9 @@ static void att_store(att_job *J, att_ws *w, long bg, int q0, int nq)
             const float *u = w->U + (size_t)r * J->dp;
             float inv = 1.0f / w->l[r];
             for (int c = 0; c < d; c++) o[c] = u[c] * inv;
+            if (p->lse)
+                p->lse[(b * n + q0 + il) * H + h] =
+                    att_lse(w->m[r], w->l[r]);
         }
 }
 static void att_store_partial(att_job *J, att_ws *w, long it);
@@ -824,7 +833,8 @@ static void att_store_partial(att_job *J, att_ws *w, long it)
                sizeof(float) * J->dp);
     }
 }
-static void att_merge_row(att_job *J, const float *ps, float *o)
+static void att_merge_row(att_job *J, const float *ps, float *o,
+                          float *lse)
 {
     size_t stride = (size_t)J->dp + 2, sstr = J->M * stride;
     float mx = -INFINITY, L = 0;
@@ -839,6 +849,7 @@ static void att_merge_row(att_job *J, const float *ps, float *o)
         for (int c = 0; c < J->d; c++) o[c] += wgt * st[2 + c];
     }
     for (int c = 0; c < J->d; c++) o[c] /= L;
+    if (lse) *lse = att_lse(mx, L);
 }
 static void att_merge(att_job *J)
 {
@@ -851,8 +862,10 @@ static void att_merge(att_job *J)
                 long b = bg / Hk, h = (bg % Hk) * J->rep + hl;
                 const float *ps = J->part + ((size_t)bg * J->nsplit
                     * J->M + (size_t)hl * J->bq + i) * stride;
+                float *lse = p->lse ? p->lse + (b * n + i) * H + h
+                                    : NULL;
                 att_merge_row(J, ps, J->out + ((b * n + i) * H + h)
-                                            * J->d);
+                                            * J->d, lse);
             }
 }
 int rope_attention(float *out, const float *q, const float *k,

@@ -88,6 +88,7 @@ typedef struct rope_attention_params {
     int keys_rotated; /* 1: k is a cache of rotated keys */
     int n_threads; /* < 1 means 1 */
     rope_simd simd;
+    float *lse; /* out or NULL: [batch, seq_len, n_heads] */
 } rope_attention_params;
 enum {
     ROPE_ATTENTION_BK = 64, /* keys per tile */

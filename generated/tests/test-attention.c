@@ -241,6 +241,37 @@ START_TEST(test_attention_decode_equals_prefill)
     }
 }
 END_TEST
+START_TEST(test_attention_lse_matches_the_reference)
+{
+    enum { N = 300, H = 8, HKV = 2, D = 64 };
+    rope_simd paths[3];
+    int np = att_paths(paths);
+    att_problem a;
+    att_make(&a, N, N, H, HKV, D, 17, 777);
+    float *out = malloc(sizeof(float) * a.nq);
+    float *l1 = malloc(sizeof(float) * N * H);
+    float *l2 = malloc(sizeof(float) * N * H);
+    for (int pi = 0; pi < np; pi++)
+        for (int decode = 0; decode < 2; decode++) {
+            rope_attention_params p = a.p;
+            const float *q = a.q;
+            p.simd = paths[pi];
+            if (decode) {
+                p.seq_len = 1;
+                q = a.q + (size_t)(N - 1) * H * D;
+            }
+            p.lse = l1;
+            ck_assert_int_eq(rope_attention_naive(out, q, a.k, a.v, &p),
+                             0);
+            p.lse = l2;
+            ck_assert_int_eq(rope_attention(out, q, a.k, a.v, &p), 0);
+            ck_assert_double_le(att_maxdiff(l1, l2,
+                                            (size_t)p.seq_len * H),
+                                ATT_TOL);
+        }
+    free(out); free(l1); free(l2); att_free(&a);
+}
+END_TEST
 START_TEST(test_attention_repeat_kv_copies_head_a_over_r)
 {
     enum { B = 2, N = 5, HKV = 3, D = 6, R = 4, H = HKV * R };
@@ -662,6 +693,7 @@ Suite *attention_suite(void)
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
     tcase_add_test(tc, test_attention_threads_bit_identical);
     tcase_add_test(tc, test_attention_decode_equals_prefill);
+    tcase_add_test(tc, test_attention_lse_matches_the_reference);
     tcase_add_test(tc, test_attention_repeat_kv_copies_head_a_over_r);
     tcase_add_test(tc, test_attention_gqa_equals_repeat_kv);
     tcase_add_test(tc, test_attention_mask_aligned_to_last_keys);

@@ -11,6 +11,7 @@
 #   make check-generated      fail if generated/ differs from a fresh tangle
 #   make lint          fail if the chunk roots differ from the expected list
 #   make bench         the attention benchmark of chapter 5
+#   make fuzz          the fuzz targets, FUZZ_SECONDS (60) each
 #   make deps          install the Debian packages the project needs
 #   make clean
 
@@ -238,6 +239,53 @@ $(B)/bench-attention: $(B)/obj/bench-attention.o $(BENCH_OBJS) $(B)/librope.a
 bench: deps
 	@$(MAKE) --no-print-directory $(B)/bench-attention
 	$(B)/bench-attention
+
+# ---------------------------------------------------------------- fuzz
+# make fuzz [FUZZ_SECONDS=60]: the libFuzzer targets of the frame of the
+# workshop ("Fuzzing"), built with clang under ASan+UBSan in build/fuzz
+# and run one after the other on their seeds (tests/fuzz/NAME/) and the
+# corpus of earlier runs; fails at the first finding.
+FUZZ_TARGETS := npy cli
+ROOTS += $(foreach t,$(FUZZ_TARGETS),generated/fuzz/fuzz-$t.c)
+FUZZ_PACKAGES := clang libclang-rt-14-dev
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz
+FZ := build/fuzz
+FUZZ_CC := clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
+  -fno-omit-frame-pointer
+# clang knows no optimize attribute (chapter 5 asks gcc for one).
+FUZZ_CFLAGS = $(WARN) -Wno-unknown-attributes -O1 -g $(FUZZ_SAN) \
+  -fsanitize=fuzzer-no-link \
+  -ffp-contract=off -D_POSIX_C_SOURCE=200809L -I$(T) -pthread
+FUZZ_LIB = $(foreach m,$(NAMES),$(FZ)/obj/$m.o)
+FUZZ_CLI = $(FZ)/obj/cli-util.o $(foreach m,$(NAMES),$(FZ)/obj/cli-$m.o)
+
+$(FZ)/obj/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+$(FZ)/obj/fuzz-cli.o: $(T)/rope-cli.c
+$(FZ)/fuzz-npy: $(FZ)/obj/fuzz-npy.o $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+$(FZ)/fuzz-cli: $(FZ)/obj/fuzz-cli.o $(FUZZ_CLI) $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz:
+	@$(MAKE) --no-print-directory deps \
+	  DEBIAN_PACKAGES="$(DEBIAN_PACKAGES) $(FUZZ_PACKAGES)"
+	@$(MAKE) --no-print-directory $(foreach t,$(FUZZ_TARGETS),$(FZ)/fuzz-$t)
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FZ)/corpus-$$t $(FZ)/crash-$$t; log=$(FZ)/fuzz-$$t.log; \
+	  if ! $(FZ)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	      -close_fd_mask=3 -print_final_stats=1 \
+	      -artifact_prefix=$(FZ)/crash-$$t/ $(FZ)/corpus-$$t \
+	      tests/fuzz/$$t > $$log 2>&1; then \
+	    tail -60 $$log; echo "fuzz: $$t: FINDING, input in $(FZ)/crash-$$t/" >&2; \
+	    exit 1; fi; \
+	  runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log); \
+	  secs=$$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' $$log); \
+	  echo "fuzz: $$t: $$runs runs in $$secs s, no finding ($$(ls $(FZ)/corpus-$$t | wc -l) inputs in the corpus)"; \
+	done
 
 # ---------------------------------------------------------------- checks
 tangle: deps-check

@@ -47,11 +47,12 @@ static int run_command(int argc, char **argv)
     for (const cli_command *c = commands; c->name != NULL; c++) {
         if (strcmp(argv[1], c->name) != 0)
             continue;
-        if (argc == 3 && (strcmp(argv[2], "--help") == 0
-                          || strcmp(argv[2], "-h") == 0)) {
-            printf("usage: rope %s\n    %s\n", c->usage, c->summary);
-            return 0;
-        }
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--help") == 0
+                || strcmp(argv[i], "-h") == 0) {
+                printf("usage: rope %s\n    %s\n", c->usage, c->summary);
+                return 0;
+            }
         return c->run(argc - 1, argv + 1);
     }
     return cli_error("unknown command '%s' (try rope --help)", argv[1]);

@@ -1045,6 +1045,16 @@ static const char *const cli_bad_calls[][2] = {
      "rotating --q DIR/big.npy gives inf at element 0"},
     {"apply --q DIR/nan.npy --k DIR/k.npy" APPLY_OUT,
      "--q DIR/nan.npy holds nan at element 5"},
+    {"demo 'a\nb'", "unknown NAME 'a\\nb'"},
+    {"'dem\to' integer", "unknown command 'dem\\x09o'"},
+    {"pe --d-model 8 --positions '1\n2'", "'1\\n2' is not an integer"},
+    {"pe --d-model 8 --positions 1 --base '2\r'", "'2\\x0d'"},
+    {"freqs --head-dim 8 --end 3 --print 'cos\n'", "'cos\\n'"},
+    {"freqs --head-dim 8 --end 3 --scaling 'yarn\033[1m'",
+     "'yarn\\x1b[1m'"},
+    {"apply --q 'DIR/no\nne.npy' --k DIR/k.npy" APPLY_OUT, "no\\nne.npy"},
+    {"attention --q DIR/q.npy --k DIR/k.npy --v DIR/k.npy --out DIR/oq.npy"
+     " --simd 'x\ty'", "'x\\x09y'"},
 };
 #define N_CLI_BAD_CALLS (sizeof cli_bad_calls / sizeof cli_bad_calls[0])
 static void expand_dir(char *out, size_t len, const char *call,

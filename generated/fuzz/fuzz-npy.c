@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include "rope.h"
 
-static char npy_path[] = "/tmp/rope-fuzz-npy-XXXXXX";
+static char npy_path[64];
 static int npy_fd = -1;
 
 static void remove_npy_file(void)
@@ -21,7 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[512];
     int pa = rope_npy_parse(data, size, &a, err, sizeof err);
     if (npy_fd < 0) {
+        strcpy(npy_path, "/dev/shm/rope-fuzz-npy-XXXXXX");
         npy_fd = mkstemp(npy_path);
+        if (npy_fd < 0) {
+            strcpy(npy_path, "/tmp/rope-fuzz-npy-XXXXXX");
+            npy_fd = mkstemp(npy_path);
+        }
         if (npy_fd < 0)
             abort();
         atexit(remove_npy_file);

@@ -14,7 +14,7 @@ static const ex_info ex_6_2 = {"exercise 6.2", "merge with log-sum-exps",
     "max + log1p(exp(min - max))"};
 static const ex_info ex_6_3 = {"exercise 6.3", "smallest hiding block",
     "the least c with 2 h d c^2 / sigma >= 8 c h_kv d / beta",
-    "reread section 6.7 (The cost of the ring): c_min = 4 h_kv sigma / "
+    "reread section 6.8 (The cost of the ring): c_min = 4 h_kv sigma / "
     "(h beta), rounded up"};
 START_TEST(test_ex_zigzag_positions)
 {

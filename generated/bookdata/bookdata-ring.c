@@ -141,6 +141,8 @@ int bookdata_ring(const char *dir)
     bd_def(f, "ring-cores", "%ld", sysconf(_SC_NPROCESSORS_ONLN));
     FILE *t = bd_open(dir, "ring-why.tex");
     static const long lens[3] = {32768, 131072, 1048576};
+    fprintf(t, "\\begin{tabular}{rrrrr}\\toprule\n$n$ & FLOPs & $q,k,v,o$ & "
+            "scores & one core \\\\\n\\midrule\n");
     for (int i = 0; i < 3; i++) {
         double n = (double)lens[i], F = 2 * n * n * d * h;
         char a[64], b[64], c[64], e[64];
@@ -155,6 +157,7 @@ int bookdata_ring(const char *dir)
             bd_def(f, "ring-time-1m", "%s", e);
         }
     }
+    fprintf(t, "\\bottomrule\\end{tabular}\n");
     bd_close(t);
     static const double gbit[3] = {25, 100, 400};
     rope_ring_model m[3];
@@ -191,6 +194,8 @@ int bookdata_ring(const char *dir)
     static const char *const lay[2] = {"contiguous", "zigzag"};
     double ms[2][6];
     FILE *tm = bd_open(dir, "ring-measured.tex");
+    fprintf(tm, "\\begin{tabular}{lrrrrr}\\toprule\nlayout & compute & wait & "
+            "communication & total & work ratio \\\\\n\\midrule\n");
     for (int l = 0; l < 2; l++) {
         char args[128], line[512];
         snprintf(args, sizeof args, "bench --n 4096 --layout %s --causal "
@@ -202,6 +207,7 @@ int bookdata_ring(const char *dir)
         fprintf(tm, "%s & %.1f & %.2f & %.2f & %.1f & %.2f \\\\\n", lay[l],
                 ms[l][0], ms[l][1], ms[l][2], ms[l][3], ms[l][4] / ms[l][5]);
     }
+    fprintf(tm, "\\bottomrule\\end{tabular}\n");
     bd_close(tm);
     bd_def(f, "ring-bench-n", "4096");
     bd_def(f, "ring-bench-reps", "5");

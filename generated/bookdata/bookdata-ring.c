@@ -214,6 +214,8 @@ int bookdata_ring(const char *dir)
     bd_def(f, "ring-comm-ms", "%.2f", ms[1][2]);
     bd_def(f, "ring-zz-compute-ms", "%.1f", ms[1][0]);
     bd_def(f, "ring-zz-wait-ms", "%.2f", ms[1][1]);
+    bd_def(f, "ring-step-compute-ms", "%.1f", ms[1][0] / 2);
+    bd_def(f, "ring-step-comm-ms", "%.2f", ms[1][2]);
     bd_def(f, "ring-overlap-pct", "%.0f",
            100 * fmax(0, 1 - ms[1][1] / ms[1][2]));
     bd_def(f, "ring-zz-speedup", "%.2f", ms[0][3] / ms[1][3]);

@@ -41,8 +41,10 @@ FILE_4 := chapters/04-long-context.nw
 NAME_4 := scaling
 FILE_5 := chapters/05-attention.nw
 NAME_5 := attention
+FILE_6 := chapters/06-beyond-one-machine.nw
+NAME_6 := ring
 
-CHAPTERS := $(strip $(foreach n,1 2 3 4 5,$(if $(wildcard $(FILE_$n)),$n)))
+CHAPTERS := $(strip $(foreach n,1 2 3 4 5 6,$(if $(wildcard $(FILE_$n)),$n)))
 NAMES := $(foreach n,$(CHAPTERS),$(NAME_$n))
 
 # Roots beyond the standard set of a chapter (one line per chapter).
@@ -56,6 +58,9 @@ EXTRA_ROOTS_4 :=
 
 EXTRA_ROOTS_5 := generated/bench/bench-attention.c \
   generated/bench/bench-harness.c generated/bench/bench-harness.h
+
+EXTRA_ROOTS_6 := generated/lib/rope-ring.h generated/lib/ring-mpi.c \
+  generated/cli/rope-ring-cli.c generated/tests/test-ring-mpi.c
 
 # ---------------------------------------------------------------- roots
 # The list of roots is the list of generated files; `make lint` holds the
@@ -146,6 +151,21 @@ $(B)/librope.a: $(LIB_OBJS)
 $(B)/rope: $(CLI_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Chapter 6: the ring over MPI.  Only these files include mpi.h; mpicc
+# compiles them into build/mpi and links build/rope-ring (the CLI's
+# objects without rope-cli.o's main) and the MPI test program.
+MPICC := mpicc
+RING := $(if $(filter ring,$(NAMES)),$(B)/rope-ring $(B)/test-ring-mpi)
+RING_ENV := ROPE_RING=$(B)/rope-ring ROPE_RING_TEST=$(B)/test-ring-mpi
+$(B)/mpi/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
+	@mkdir -p $(@D)
+	$(MPICC) $(ALLCFLAGS) -c $< -o $@
+$(B)/rope-ring: $(B)/mpi/rope-ring-cli.o $(B)/mpi/ring-mpi.o \
+    $(filter-out $(B)/obj/rope-cli.o,$(CLI_OBJS)) $(B)/librope.a
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/test-ring-mpi: $(B)/mpi/test-ring-mpi.o $(B)/mpi/ring-mpi.o $(B)/librope.a
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # ---------------------------------------------------------------- tests
 $(B)/test-rope: $(TEST_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
@@ -155,8 +175,8 @@ $(B)/test-rope: $(TEST_OBJS) $(B)/librope.a
 STARTER_OBJS := $(foreach m,$(NAMES),$(B)/obj/exercises-$m-starter.o)
 
 test: deps
-	@$(MAKE) --no-print-directory $(B)/test-rope $(B)/rope $(STARTER_OBJS)
-	ROPE_CLI=$(B)/rope $(B)/test-rope $(CHAPTER)
+	@$(MAKE) --no-print-directory $(B)/test-rope $(B)/rope $(STARTER_OBJS) $(RING)
+	ROPE_CLI=$(B)/rope $(RING_ENV) $(B)/test-rope $(CHAPTER)
 
 # The learner's flow: your answers live in tests/exercises/NAME.c (made from
 # the starter the first time, never overwritten), checked by the same tests
@@ -190,9 +210,9 @@ $(B)/exercise-%: $(B)/obj/exercise-main-%.o $(B)/obj/test-exercises-%.o \
 $(B)/bookdata: $(BOOKDATA_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-build/data/.stamp: $(B)/bookdata
+build/data/.stamp: $(B)/bookdata $(RING)
 	@mkdir -p build/data
-	$(B)/bookdata build/data
+	$(RING_ENV) $(B)/bookdata build/data
 	touch $@
 
 build/book/rope.tex: $(NW) Makefile
@@ -328,7 +348,7 @@ lint: deps-check
 # ---------------------------------------------------------------- set-up
 DEBIAN_PACKAGES := build-essential pkg-config noweb check \
   texlive-latex-base texlive-latex-recommended texlive-pictures lmodern \
-  latexmk poppler-utils python3
+  latexmk poppler-utils python3 openmpi-bin libopenmpi-dev
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \

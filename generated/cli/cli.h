@@ -58,4 +58,5 @@ int cli_scaling_print(const cli_rope_options *o, const char *what,
                       const float *inv_freq, double attention_factor,
                       int *done);
 int cmd_attention(int argc, char **argv);
+int cmd_ring_plan(int argc, char **argv);
 #endif

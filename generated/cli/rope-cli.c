@@ -25,6 +25,9 @@ static const cli_command commands[] = {
      "--out O.npy [--causal] [--start-pos S] [--threads T] "
      "[--simd auto|scalar|avx2|avx512] [--no-rope] [RoPE options]",
      "chapter 5: tiled attention with fused RoPE on .npy arrays"},
+    {"ring-plan", cmd_ring_plan, "ring-plan --n N --ranks P "
+     "[--layout contiguous|zigzag] [--causal]",
+     "chapter 6: the shards and the work of each rank of a ring"},
     {NULL, NULL, NULL, NULL}
 };
 

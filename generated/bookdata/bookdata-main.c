@@ -6,7 +6,7 @@ static const struct {
     const char *name;
     int (*write)(const char *dir);
 } writers[] = {
-    /* {name, writer}: chapters 1-5 */
+    /* {name, writer}, chapter by chapter */
     {"positions", bookdata_positions},
     {"sinusoidal", bookdata_sinusoidal},
     {"rotary", bookdata_rotary},

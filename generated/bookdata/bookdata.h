@@ -8,7 +8,7 @@ FILE *bd_open(const char *dir, const char *name);
 FILE *bd_numbers_open(const char *dir, const char *chapter);
 void bd_def(FILE *f, const char *key, const char *fmt, ...);
 void bd_close(FILE *f);
-/* writers: chapters 1-5 */
+/* writers, chapter by chapter */
 int bookdata_positions(const char *dir);
 int bookdata_sinusoidal(const char *dir);
 int bookdata_rotary(const char *dir);

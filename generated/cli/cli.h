@@ -44,7 +44,7 @@ int cli_check_files(int n_in, int n, const char *const *flags,
                     const char *const *paths);
 int cli_write_npys(int n, const char *const *flags,
                    const char *const *paths, const rope_npy *arrays);
-/* subcommands: chapters 1-5 */
+/* subcommands, chapter by chapter */
 int cmd_demo(int argc, char **argv);
 int cmd_pe(int argc, char **argv);
 int cmd_freqs(int argc, char **argv);

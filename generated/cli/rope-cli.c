@@ -6,7 +6,7 @@
 #include "cli.h"
 
 static const cli_command commands[] = {
-    /* {name, function, usage, summary}: chapters 1-5 */
+    /* {name, function, usage, summary}, chapter by chapter */
     {"demo", cmd_demo, "demo NAME   (NAME: permutation, integer, normalized)",
      "chapter 1: print the table of a demonstration"},
     {"pe", cmd_pe, "pe --d-model D --positions LIST [--base B]",

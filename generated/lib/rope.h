@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* types: chapters 1-5 */
+/* types, chapter by chapter */
 /* chapter 1: the example of "cat chases dog" */
 enum { ROPE_EX_VOCAB = 3, ROPE_EX_DMODEL = 8, ROPE_EX_DHEAD = 4 };
 typedef struct rope_example {

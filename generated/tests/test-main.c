@@ -7,7 +7,7 @@ static const struct {
     int chapter;
     Suite *(*make)(void);
 } suites[] = {
-    /* {chapter, suite}: chapters 1-5 */
+    /* {chapter, suite}, chapter by chapter */
     {1, positions_suite},
     {1, exercises_positions_suite},
     {2, sinusoidal_suite},

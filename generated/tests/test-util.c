@@ -158,7 +158,7 @@ void ex_check_long(const ex_info *ex, long got, long want,
     va_end(ap);
     ex_fail(ex, "%s expected %ld, got %ld", what, want, got);
 }
-/* shared test helpers: chapters 1-5 */
+/* shared test helpers, chapter by chapter */
 void randfill(float *x, size_t n, unsigned seed)
 {
     unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1u);

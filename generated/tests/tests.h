@@ -30,7 +30,7 @@ void ex_check_double(const ex_info *ex, double got, double want,
                      double tol, const char *fmt, ...);
 void ex_check_long(const ex_info *ex, long got, long want,
                    const char *fmt, ...);
-/* suites: chapters 1-5 */
+/* suites, chapter by chapter */
 Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);
 Suite *sinusoidal_suite(void);

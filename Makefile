@@ -241,11 +241,11 @@ bench: deps
 	$(B)/bench-attention
 
 # ---------------------------------------------------------------- python
-# Chapter W6: build/librope.so for python/rope.py (the same sources,
+# Workshop: the library from Python: build/librope.so for python/rope.py (the same sources,
 # compiled again with -fPIC into $(B)/pic/, so the static library and
 # the benchmark keep their objects), the binding's unittest step of
 # make test, and make crosscheck MINIMIND=/path/to/minimind.
-PY_ROOTS := python/rope.py python/test_rope.py python/crosscheck.py
+PY_ROOTS := python/rope.py python/tests.py python/crosscheck.py
 ROOTS += $(PY_ROOTS)
 PYTHON ?= /usr/bin/python3
 all: $(B)/librope.so
@@ -262,7 +262,7 @@ $(B)/librope.so: $(patsubst $(B)/obj/%,$(B)/pic/%,$(LIB_OBJS))
 PYTEST_STEP = $(if $(strip $(SANITIZE)$(CHAPTER)),@echo "python: binding tests skipped ($(if $(strip $(SANITIZE)),sanitizer build,CHAPTER=$(CHAPTER)))", \
   $(MAKE) --no-print-directory $(B)/librope.so && \
   PYTHONDONTWRITEBYTECODE=1 ROPE_LIB=$(B)/librope.so ROPE_CLI=$(B)/rope \
-  /usr/bin/python3 -m unittest -v python/test_rope.py)
+  /usr/bin/python3 -m unittest -v python/tests.py)
 
 # The crosscheck needs PyTorch and NumPy: the reader's own $(PYTHON)
 # if it has them, else Debian's python3-torch and python3-numpy.
@@ -278,8 +278,8 @@ crosscheck:
 # the book cannot repeat at build time: MiniMind is not in the repository.
 build/data/crosscheck-sample.tex: book/data/crosscheck-sample.txt Makefile
 	@mkdir -p $(@D)
-	{ echo '\begin{verbatim}'; grep -E '^(#|function|-+ |crosscheck:)|d96 b1e6 (plain|yarn) S(0|30000) 8/4' $< | cut -c1-92; \
-	  echo '\end{verbatim}'; } > $@
+	{ echo '\begin{verbatim}'; grep -E '^(#|function|-|crosscheck:|\[|precompute)|d96 b1e6 (plain|yarn) S(0|30000) 8/4' \
+	  $< | fold -s -w 100; echo '\end{verbatim}'; } > $@
 book/rope.pdf: build/data/crosscheck-sample.tex
 
 # ---------------------------------------------------------------- checks

@@ -6,7 +6,8 @@ Loads precompute_freqs_cis, apply_rotary_pos_emb, repeat_kv and
 Attention (with RMSNorm, which Attention uses) from the syntax tree of
 MiniMind's model/model_minimind.py, runs them unchanged with PyTorch,
 and compares them with the C library through python/rope.py.  The
-book's chapter W6 explains this file; exit status 0 when every
+book's chapter "Workshop: the library from Python, beside MiniMind"
+explains this file.  Exit status 0 when every
 comparison is within the book's bound, 1 if one is not, 2 for a usage
 error.
 """
@@ -97,7 +98,8 @@ def kernel_bound(q, k, v):
     """[5a]: the kernel's 2e-5 scaled to the inputs, for both sides."""
     a = [float(np.max(np.abs(x))) for x in (q, k, v)]
     return 2 * 2e-5 * max(1.0, a[0] * a[1]) * max(1.0, a[2])
-DIMS, THETAS, STARTS, KV_HEADS, BLOCK = (64, 96), (1e4, 1e6), (0, 2045, 30000), (4, 2), 16
+DIMS, THETAS, STARTS, KV_HEADS = (64, 96), (1e4, 1e6), (0, 2045, 30000), (4, 2)
+BLOCK = 16                                # tokens of a prefill
 
 
 def base_name(theta):
@@ -113,18 +115,23 @@ def run_all(mm, torch):
             for yarn in (False, True):
                 cfg = mm["MiniMindConfig"](head_dim=d, rope_theta=theta,
                                            inference_rope_scaling=yarn)
-                name = "d%d %s %s" % (d, base_name(theta), "yarn" if yarn else "plain")
+                name = "d%d %s %s" % (d, base_name(theta),
+                                      "yarn" if yarn else "plain")
                 tables = compare_tables(mm, torch, cfg, name)
                 for start in STARTS:
-                    compare_apply(mm, torch, tables, d, start, "%s S%d" % (name, start))
+                    compare_apply(mm, torch, tables, d, start,
+                                  "%s S%d" % (name, start))
                     for hk in KV_HEADS:
                         for mode in ("prefill", "decode"):
-                            compare_layer(mm, torch, tables, cfg, hk, start, mode,
-                                          "%s S%d 8/%d %s" % (name, start, hk, mode))
+                            label = "%s S%d 8/%d %s" % (name, start, hk, mode)
+                            compare_layer(mm, torch, tables, cfg, hk, start,
+                                          mode, label)
 def compare_repeat_kv(mm, torch, d, hk):
-    x = np.random.default_rng(d + hk).standard_normal((1, BLOCK, hk, d)).astype(np.float32)
+    rng = np.random.default_rng(d + hk)
+    x = rng.standard_normal((1, BLOCK, hk, d)).astype(np.float32)
     theirs = mm["repeat_kv"](torch.from_numpy(x), 8 // hk).numpy()
-    row("repeat_kv", "d%d 8/%d" % (d, hk), rope.repeat_kv(x, 8 // hk), theirs, 0, "[5r]")
+    row("repeat_kv", "d%d 8/%d" % (d, hk), rope.repeat_kv(x, 8 // hk), theirs,
+        0, "[5r]")
 def compare_tables(mm, torch, cfg, name):
     end, theta, d = cfg.max_position_embeddings, cfg.rope_theta, cfg.head_dim
     mc, ms = (t.numpy() for t in mm["precompute_freqs_cis"](
@@ -134,7 +141,8 @@ def compare_tables(mm, torch, cfg, name):
     if theta == 1e6:
         row("precompute_freqs_cis", name, ours, theirs, 1, "[3a]", in_ulps=True)
     else:
-        within = np.abs(ours.astype(np.float64) - theirs) <= table_bound(theirs, theta, d)
+        diff = np.abs(ours.astype(np.float64) - theirs)
+        within = diff <= table_bound(theirs, theta, d)
         row("precompute_freqs_cis", name, ours, theirs, None, "[3d]",
             ok=bool(np.all(within)), text="per entry")
     return (mc, ms), (cc, cs)
@@ -146,11 +154,14 @@ def compare_apply(mm, torch, tables, d, start, name):
     q = rng.uniform(-1, 1, (1, BLOCK, 8, d)).astype(np.float32)
     for hk in KV_HEADS:
         k = rng.uniform(-1, 1, (1, BLOCK, hk, d)).astype(np.float32)
-        t = mm["apply_rotary_pos_emb"](torch.from_numpy(q), torch.from_numpy(k),
-                                       torch.from_numpy(mc[rows]), torch.from_numpy(ms[rows]))
+        t = mm["apply_rotary_pos_emb"](
+            torch.from_numpy(q), torch.from_numpy(k),
+            torch.from_numpy(mc[rows]), torch.from_numpy(ms[rows]))
         theirs += [x.numpy().ravel() for x in t]
-        with_theirs += [x.ravel() for x in rope.apply_rotary_pos_emb(q, k, mc[rows], ms[rows])]
-        with_ours += [x.ravel() for x in rope.apply_rotary_pos_emb(q, k, cc, cs, start_pos=start)]
+        with_theirs += [x.ravel() for x in
+                        rope.apply_rotary_pos_emb(q, k, mc[rows], ms[rows])]
+        with_ours += [x.ravel() for x in
+                      rope.apply_rotary_pos_emb(q, k, cc, cs, start_pos=start)]
     theirs = np.concatenate(theirs)
     row("apply (MiniMind tab)", name + " 8/4,8/2", np.concatenate(with_theirs),
         theirs, 0, "[3b]")
@@ -262,8 +273,10 @@ def compare_forward(layer, tables, cfg, hk, start, n, x, cache_k, cache_v,
     k_len = max(norm(k_mm), norm(cache_k) if start else 0.0)
     delta = c * (norm(q - q_mm) * k_len + norm(q_mm) * norm(k - k_mm)
                  + 4 * delta_tab * norm(q_mm) * k_len)
-    v_max = max(float(np.max(np.abs(v_mm))), float(np.max(np.abs(cache_v))) if start else 0.0)
-    a_k = max(float(np.max(np.abs(k_mm))), float(np.max(np.abs(cache_k))) if start else 0.0)
+    v_max = max(float(np.max(np.abs(v_mm))),
+                float(np.max(np.abs(cache_v))) if start else 0.0)
+    a_k = max(float(np.max(np.abs(k_mm))),
+              float(np.max(np.abs(cache_k))) if start else 0.0)
     b_att = (kernel_bound(q_mm, np.array([a_k]), np.array([v_max]))
              + 2 * delta * v_max + float(np.max(np.abs(v - v_mm))))
     wo = np.abs(W["o"].astype(np.float64))
@@ -272,14 +285,19 @@ def compare_forward(layer, tables, cfg, hk, start, n, x, cache_k, cache_v,
     a = np.abs(seen["attn"].astype(np.float64)).reshape(-1, nn_)
     bound = (float(np.max(wo.sum(axis=1))) * b_att
              + 2 * gamma * float(np.max(a @ wo.T)))
-    row("Attention.forward", name, out, out_mm, bound, "[W6]")
-KEYS = [("[3a]", "tables within 1 ulp at base 1e6 (ch. 3, Checking the C code against MiniMind)"),
-        ("[3d]", "tables, other bases: 1 ulp + t*ulp(f_i) + ulp(angle) per entry (ch. W6)"),
+    row("Attention.forward", name, out, out_mm, bound, "[Ly]")
+KEYS = [("[3a]", "tables within 1 ulp at base 1e6 (ch. 3, Checking the C code"
+                 " against MiniMind)"),
+        ("[3d]", "tables, other bases: per entry 2 ulp + t*ulp(f_i) + ulp(angle)"
+                 " (Workshop: the library from Python)"),
         ("[3b]", "rotation with MiniMind's tables, bit for bit (ch. 3, same section)"),
-        ("[3c]", "rotation with the library's tables, 2*Delta + 2^-23 (ch. 3, How accurate the tables are)"),
+        ("[3c]", "rotation with the library's tables, 2*Delta + 2^-23 (ch. 3, How"
+                 " accurate the tables are)"),
         ("[5r]", "repeat_kv is a copy, bit for bit"),
-        ("[5a]", "attention: 2 * 2e-5 scaled to the inputs (ch. 5/W5, Accuracy and the tests)"),
-        ("[W6]", "Attention.forward, the bound of ch. W6, The whole layer")]
+        ("[5a]", "attention: 2 * 2e-5 scaled to the inputs (workshop of ch. 5,"
+                 " Accuracy and the tests)"),
+        ("[Ly]", "Attention.forward (Workshop: the library from Python, The whole"
+                 " layer)")]
 
 
 def commit_of(path):
@@ -329,11 +347,13 @@ def main():
                                      .strftime("%Y-%m-%d %H:%M"), cpu_model()))
     if not commit.startswith(BOOK_COMMIT):
         print("crosscheck: warning: MiniMind is at %s, the book was checked "
-              "against %s; its line numbers may differ" % (commit[:12], BOOK_COMMIT),
+              "against %s; its line numbers may differ"
+              % (commit[:12], BOOK_COMMIT),
               file=sys.stderr)
         print("# warning: not the book's commit %s" % BOOK_COMMIT)
     print("%-20s %-34s %9s %8s  %-11s %-4s %s" % (
-        "function", "configuration", "max|diff|", "max ulps", "bound", "key", "result"))
+        "function", "configuration", "max|diff|", "max ulps", "bound", "key",
+        "result"))
     print("-" * 96)
     run_all(mm, torch)
     failed = ROWS.count(False)

@@ -3,7 +3,8 @@
 Uses ctypes and NumPy only.  The functions carry MiniMind's names and
 arguments and work on NumPy float32 arrays in MiniMind's layouts.  The
 shared library is build/librope.so (make), or the path in $ROPE_LIB.
-The book's chapter W6 explains this file; appendix B shows its use.
+The book's chapter "Workshop: the library from Python, beside MiniMind"
+explains this file; appendix B shows its use.
 """
 import ctypes
 import os
@@ -201,7 +202,7 @@ def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1, start_pos=0):
                                    ROPE_PAIRING_HALF)
     return qo, ko
 def repeat_kv(x, n_rep):
-    """[b, s, n_kv_heads, d] -> [b, s, n_kv_heads * n_rep, d], head h from h // n_rep.
+    """x [b, s, n_kv_heads, d] -> [b, s, n_kv_heads * n_rep, d], head h from h // n_rep.
 
     MiniMind: repeat_kv, lines 86-89 at d65ef2c.  Book: chapter 5, "Fused
     RoPE and grouped heads" (rope_repeat_kv).  n_rep == 1 returns x.

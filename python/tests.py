@@ -1,7 +1,8 @@
-"""test_rope.py: the tests of the Python binding (the book's chapter W6).
+"""tests.py: the tests of the Python binding (the book's chapter
+"Workshop: the library from Python, beside MiniMind").
 
 Run by make test as: ROPE_LIB=build/librope.so ROPE_CLI=build/rope
-/usr/bin/python3 -m unittest python/test_rope.py
+/usr/bin/python3 -m unittest python/tests.py
 """
 import os
 import subprocess
@@ -165,7 +166,8 @@ class TestAttention(unittest.TestCase):
 class TestErrors(unittest.TestCase):
     def test_shapes_are_refused_with_value_error(self):
         rng = np.random.default_rng(4)
-        q, k, v = uniform(rng, 1, 4, 8, 64), uniform(rng, 1, 4, 2, 64), uniform(rng, 1, 4, 2, 64)
+        q, k = uniform(rng, 1, 4, 8, 64), uniform(rng, 1, 4, 2, 64)
+        v = uniform(rng, 1, 4, 2, 64)
         cos, sin = rope.precompute_freqs_cis(64, 4)
         bad = [lambda: rope.apply_rotary_pos_emb(q.astype(np.float64), k, cos, sin),
                lambda: rope.apply_rotary_pos_emb(q[0], k, cos, sin),
@@ -189,6 +191,18 @@ class TestErrors(unittest.TestCase):
     def test_c_error_codes_become_exceptions(self):
         with self.assertRaisesRegex(ValueError, "factor"):
             rope.precompute_freqs_cis(64, 4096, 1e6, {"factor": 0.5})
+
+
+class TestCrosscheckUsage(unittest.TestCase):
+    def test_a_path_without_minimind_is_one_line_and_status_2(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "python",
+                                                             "crosscheck.py"),
+                                "--minimind", tmp], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(len(r.stderr.splitlines()), 1)
+        self.assertTrue(r.stderr.startswith("crosscheck: error: "))
 
 
 class TestAppendixExample(unittest.TestCase):

@@ -263,16 +263,14 @@ def compare_forward(layer, tables, cfg, hk, start, n, x, cache_k, cache_v,
     W = {key: w.detach().numpy() for key, w in W.items()}
     q, k, v, att, out = book_layer(W, cfg, hk, start, n, x, cache_k, cache_v,
                                    (cc, cs))
-    norm = lambda a: float(np.max(np.linalg.norm(a.astype(np.float64), axis=-1)))
     q_mm, k_mm = seen["q"], seen["k"]
     v_mm = seen["v"].reshape(v.shape)
-    c = 1.0 / math.sqrt(cfg.head_dim)
-    rows = slice(0, start + n)
-    delta_tab = max(float(np.max(np.abs(cc[rows].astype(np.float64) - mc[rows]))),
-                    float(np.max(np.abs(cs[rows].astype(np.float64) - ms[rows]))))
-    k_len = max(norm(k_mm), norm(cache_k) if start else 0.0)
-    delta = c * (norm(q - q_mm) * k_len + norm(q_mm) * norm(k - k_mm)
-                 + 4 * delta_tab * norm(q_mm) * k_len)
+    rep, c = cfg.num_attention_heads // hk, 1.0 / math.sqrt(cfg.head_dim)
+    delta = score_gap((rotated64(q_mm, mc, ms, start),
+                       rotated64(np.concatenate([cache_k, k_mm], axis=1), mc, ms, 0)),
+                      (rotated64(q, cc, cs, start),
+                       rotated64(np.concatenate([cache_k, k], axis=1), cc, cs, 0)),
+                      rep, c)
     v_max = max(float(np.max(np.abs(v_mm))),
                 float(np.max(np.abs(cache_v))) if start else 0.0)
     a_k = max(float(np.max(np.abs(k_mm))),
@@ -286,6 +284,19 @@ def compare_forward(layer, tables, cfg, hk, start, n, x, cache_k, cache_v,
     bound = (float(np.max(wo.sum(axis=1))) * b_att
              + 2 * gamma * float(np.max(a @ wo.T)))
     row("Attention.forward", name, out, out_mm, bound, "[Ly]")
+def rotated64(x, cos, sin, first):
+    d = x.shape[-1]
+    t = np.arange(first, first + x.shape[1])
+    c = cos[t][None, :, None, :].astype(np.float64)
+    s = sin[t][None, :, None, :].astype(np.float64)
+    x = x.astype(np.float64)
+    return x * c + np.concatenate([-x[..., d // 2:], x[..., :d // 2]], axis=-1) * s
+
+
+def score_gap(path_a, path_b, rep, c):
+    def scores(q, k):
+        return c * np.einsum("ihd,jhd->hij", q[0], np.repeat(k[0], rep, axis=1))
+    return float(np.max(np.abs(scores(*path_a) - scores(*path_b))))
 KEYS = [("[3a]", "tables within 1 ulp at base 1e6 (ch. 3, Checking the C code"
                  " against MiniMind)"),
         ("[3d]", "tables, other bases: per entry 2 ulp + t*ulp(f_i) + ulp(angle)"

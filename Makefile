@@ -122,7 +122,7 @@ BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o)
 BOOKDATA_OBJS += $(BENCH_OBJS)
 
 .PHONY: all tangle check-generated lint test book check-book exercise bench \
-  clean deps deps-check
+  clean deps deps-check crosscheck
 all: $(B)/librope.a $(B)/rope.h $(B)/rope
 
 # The library's header, beside the library.
@@ -177,6 +177,7 @@ STARTER_OBJS := $(foreach m,$(NAMES),$(B)/obj/exercises-$m-starter.o)
 test: deps
 	@$(MAKE) --no-print-directory $(B)/test-rope $(B)/rope $(STARTER_OBJS) $(RING)
 	ROPE_CLI=$(B)/rope $(RING_ENV) $(B)/test-rope $(CHAPTER)
+	$(PYTEST_STEP)
 
 # The learner's flow: your answers live in tests/exercises/NAME.c (made from
 # the starter the first time, never overwritten), checked by the same tests
@@ -307,6 +308,48 @@ fuzz:
 	  echo "fuzz: $$t: $$runs runs in $$secs s, no finding ($$(ls $(FZ)/corpus-$$t | wc -l) inputs in the corpus)"; \
 	done
 
+# ---------------------------------------------------------------- python
+# Workshop: the library from Python: build/librope.so for python/rope.py (the same sources,
+# compiled again with -fPIC into $(B)/pic/, so the static library and
+# the benchmark keep their objects), the binding's unittest step of
+# make test, and make crosscheck MINIMIND=/path/to/minimind.
+PY_ROOTS := python/rope.py python/tests.py python/crosscheck.py
+ROOTS += $(PY_ROOTS)
+PYTHON ?= /usr/bin/python3
+all: $(B)/librope.so
+
+$(B)/pic/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
+	@mkdir -p $(@D)
+	$(CC) $(ALLCFLAGS) -fPIC -c $< -o $@
+
+$(B)/librope.so: $(patsubst $(B)/obj/%,$(B)/pic/%,$(LIB_OBJS))
+	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
+
+# A sanitized library cannot be loaded into an unsanitized Python, and
+# CHAPTER=N asks for one chapter's suites: both skip the Python step.
+PYTEST_STEP = $(if $(strip $(SANITIZE)$(CHAPTER)),@echo "python: binding tests skipped ($(if $(strip $(SANITIZE)),sanitizer build,CHAPTER=$(CHAPTER)))", \
+  $(MAKE) --no-print-directory $(B)/librope.so && \
+  PYTHONDONTWRITEBYTECODE=1 ROPE_LIB=$(B)/librope.so ROPE_CLI=$(B)/rope \
+  /usr/bin/python3 -m unittest -v python/tests.py)
+
+# The crosscheck needs PyTorch and NumPy: the reader's own $(PYTHON)
+# if it has them, else Debian's python3-torch and python3-numpy.
+crosscheck:
+	$(if $(strip $(MINIMIND)),,$(error crosscheck needs MINIMIND=/path/to/minimind, a clone of jingyaogong/minimind))
+	$(if $(wildcard $(MINIMIND)/model/model_minimind.py),,$(error crosscheck: $(MINIMIND)/model/model_minimind.py not found; MINIMIND must name a MiniMind checkout))
+	@$(PYTHON) -c 'import torch, numpy' 2> /dev/null || \
+	  $(MAKE) --no-print-directory deps DEBIAN_PACKAGES="python3-torch python3-numpy"
+	@$(MAKE) --no-print-directory $(B)/librope.so
+	$(PYTHON) python/crosscheck.py --minimind "$(MINIMIND)" --lib $(B)/librope.so
+
+# The appendix prints a sample of a recorded run (book/data/), which
+# the book cannot repeat at build time: MiniMind is not in the repository.
+build/data/crosscheck-sample.tex: book/data/crosscheck-sample.txt Makefile
+	@mkdir -p $(@D)
+	{ echo '\begin{verbatim}'; grep -E '^(#|function|-|crosscheck:|\[|precompute)|d96 b1e6 (plain|yarn) S(0|30000) 8/4' \
+	  $< | fold -s -w 100; echo '\end{verbatim}'; } > $@
+book/rope.pdf: build/data/crosscheck-sample.tex
+
 # ---------------------------------------------------------------- checks
 tangle: deps-check
 	@mkdir -p generated
@@ -322,10 +365,11 @@ check-generated: deps-check
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; mkdir -p "$$tmp/generated"; \
 	for r in $(ROOTS); do mkdir -p "$$tmp/$$(dirname "$$r")"; \
 	  notangle -R"$$r" $(NW) > "$$tmp/$$r"; done; \
-	if diff -r "$$tmp/generated" generated > "$$tmp/diff"; then \
-	  echo "check-generated: generated/ matches a fresh tangle ($(words $(ROOTS)) files)"; \
+	if diff -r "$$tmp/generated" generated > "$$tmp/diff" \
+	   && diff -r -x __pycache__ "$$tmp/python" python >> "$$tmp/diff"; then \
+	  echo "check-generated: generated/ and python/ match a fresh tangle ($(words $(ROOTS)) files)"; \
 	else head -40 "$$tmp/diff"; \
-	  echo "check-generated: generated/ is stale: run make tangle and commit" >&2; exit 1; fi
+	  echo "check-generated: generated/ or python/ is stale: run make tangle and commit" >&2; exit 1; fi
 
 lint: deps-check
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
@@ -348,7 +392,7 @@ lint: deps-check
 # ---------------------------------------------------------------- set-up
 DEBIAN_PACKAGES := build-essential pkg-config noweb check \
   texlive-latex-base texlive-latex-recommended texlive-pictures lmodern \
-  latexmk poppler-utils python3 openmpi-bin libopenmpi-dev
+  latexmk poppler-utils python3 openmpi-bin libopenmpi-dev python3-numpy
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \

@@ -88,7 +88,8 @@ def check_contents(entries):
         after = [x for x in labels[ii + 1:] if re.fullmatch(r"[A-H]", x)]
         ok = (part1 == [str(n) for n in range(1, len(part1) + 1)]
               and len(part1) >= 5
-              and part2 == ["W%d" % n for n in range(1, len(part1) + 1)]
+              and part2[:len(part1)] == ["W%d" % n for n in range(1, len(part1) + 1)]
+              and part2 == ["W%d" % n for n in range(1, len(part2) + 1)]
               and len(after) >= 1
               and labels.index(after[0]) > labels.index(part2[-1]))
         report(ok, "contents: Part I chapters %s, Part II chapters %s, then "

@@ -448,24 +448,86 @@ START_TEST(test_attention_rejects_bad_arguments)
     ck_assert_int_ne(rope_attention_naive(out, a.q, a.k, a.v, &p), 0);
     p = a.p; p.head_dim = 63; /* odd with RoPE */
     ck_assert_int_ne(rope_attention(out, a.q, a.k, a.v, &p), 0);
+    p = a.p; p.head_dim = ROPE_ATTENTION_MAX_HEAD_DIM + 2; /* too wide */
+    ck_assert_int_ne(rope_attention(out, a.q, a.k, a.v, &p), 0);
+    ck_assert_int_eq(rope_attention_workspace_bytes(&p), 0);
     ck_assert(out[0] == keep);
     att_free(&a);
 }
 END_TEST
-static size_t att_ws_bytes(int n)
+static size_t att_ws_bytes(int n, int nkv, int h, int hkv, int d,
+                           int threads)
 {
     rope_attention_params p = {
-        .batch = 1, .seq_len = n, .kv_len = n, .n_heads = 8,
-        .n_kv_heads = 2, .head_dim = 64, .causal = 1, .n_threads = 2
+        .batch = 1, .seq_len = n, .kv_len = nkv, .n_heads = h,
+        .n_kv_heads = hkv, .head_dim = d, .causal = 1,
+        .n_threads = threads
     };
     return rope_attention_workspace_bytes(&p);
 }
-START_TEST(test_attention_workspace_is_linear)
+START_TEST(test_attention_workspace_is_bounded)
 {
-    size_t w1 = att_ws_bytes(16384), w2 = att_ws_bytes(32768);
-    size_t kv = sizeof(float) * 2 * (size_t)32768 * 2 * 64;
-    ck_assert(w2 <= 2 * w1);
-    ck_assert(w2 >= kv && w2 <= kv + kv / 20);
+    size_t w1 = att_ws_bytes(1 << 14, 1 << 14, 8, 2, 64, 1);
+    size_t cap = (size_t)(ROPE_ATTENTION_WS_MIB + ROPE_ATTENTION_PART_MIB)
+                 << 20;
+    ck_assert(w1 > 0);
+    ck_assert(att_ws_bytes(1 << 20, 1 << 20, 8, 2, 64, 1) == w1);
+    ck_assert(att_ws_bytes(1 << 14, 1 << 14, 8, 2, 64, 2) == 2 * w1);
+    ck_assert(att_ws_bytes(1, 1, 1 << 20, 1 << 20, 1, 1) < 65536);
+    ck_assert(att_ws_bytes(1, 4096, 1 << 16, 1 << 16, 64, 2) <= cap);
+    ck_assert(att_ws_bytes(1, 4096, 4096, 1, 128, 256) <= cap);
+    ck_assert(att_ws_bytes(4096, 4096, 8, 8, ROPE_ATTENTION_MAX_HEAD_DIM,
+                           256) <= cap);
+}
+END_TEST
+START_TEST(test_attention_wide_groups)
+{
+    static const int len[2][2] = {{5, 70}, {1, 640}};
+    rope_simd paths[3];
+    int np = att_paths(paths);
+    for (int c = 0; c < 2; c++) {
+        att_problem a;
+        att_make(&a, len[c][0], len[c][1], 130, 1, 8, 3, 77 + c);
+        float *want = malloc(sizeof(float) * a.nq);
+        float *got = malloc(sizeof(float) * a.nq);
+        ck_assert(want && got);
+        ck_assert_int_eq(rope_attention_naive(want, a.q, a.k, a.v, &a.p),
+                         0);
+        for (int i = 0; i < np; i++) {
+            a.p.simd = paths[i];
+            ck_assert_int_eq(rope_attention(got, a.q, a.k, a.v, &a.p), 0);
+            ck_assert_msg(att_maxdiff(got, want, a.nq) <= ATT_TOL,
+                          "case %d path %s", c, rope_simd_name(paths[i]));
+        }
+        free(want); free(got); att_free(&a);
+    }
+}
+END_TEST
+START_TEST(test_attention_overflow_is_an_error)
+{
+    static const int len[2][2] = {{70, 70}, {1, 640}};
+    rope_simd paths[3];
+    int np = att_paths(paths);
+    for (int c = 0; c < 4; c++) {
+        att_problem a;
+        att_make(&a, len[c % 2][0], len[c % 2][1], 8, 2, 16, 0, 5);
+        float big = c < 2 ? 1e30f : 1e15f;
+        int want = c < 2 ? ROPE_ATTENTION_ENONFINITE : 0;
+        float *out = malloc(sizeof(float) * a.nq);
+        ck_assert(out != NULL);
+        for (size_t i = 0; i < a.nq; i++) a.q[i] = big;
+        for (size_t i = 0; i < a.nkv; i++) a.k[i] = big;
+        ck_assert_int_eq(rope_attention_naive(out, a.q, a.k, a.v, &a.p),
+                         want);
+        for (int i = 0; i < np; i++) {
+            a.p.simd = paths[i];
+            ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p),
+                             want);
+            for (size_t j = 0; want == 0 && j < a.nq; j++)
+                ck_assert(isfinite(out[j]));
+        }
+        free(out); att_free(&a);
+    }
 }
 END_TEST
 typedef struct {
@@ -702,7 +764,9 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_exp2_accuracy);
     tcase_add_test(tc, test_attention_simd_env);
     tcase_add_test(tc, test_attention_rejects_bad_arguments);
-    tcase_add_test(tc, test_attention_workspace_is_linear);
+    tcase_add_test(tc, test_attention_workspace_is_bounded);
+    tcase_add_test(tc, test_attention_wide_groups);
+    tcase_add_test(tc, test_attention_overflow_is_an_error);
     tcase_add_loop_test(tc, test_attention_cli_equals_the_library, 0,
                         N_ATT_CLI_CASES);
     tcase_add_loop_test(tc, test_attention_cli_bad_calls, 0, N_ATT_CLI_BAD);

@@ -96,6 +96,33 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-mem-secs", "%.1f", secs);
     bd_def(f, "attention-score-gib", "%.0f",
            4.0 * 32768 * 32768 * 8 / 1073741824.0);
+    double wmax = 0;
+    for (int rep = 1; rep <= ROPE_ATTENTION_ROWS; rep++) {
+        rope_attention_params wp = {
+            .batch = 1, .seq_len = 4096, .kv_len = 4096, .n_heads = rep,
+            .n_kv_heads = 1, .head_dim = ROPE_ATTENTION_MAX_HEAD_DIM,
+            .causal = 1, .n_threads = 1
+        };
+        wmax = fmax(wmax, (double)rope_attention_workspace_bytes(&wp));
+    }
+    rope_attention_params wb = {
+        .batch = 1, .seq_len = 4096, .kv_len = 4096, .n_heads = 8,
+        .n_kv_heads = 2, .head_dim = 64, .causal = 1, .n_threads = 1
+    };
+    bd_def(f, "attention-max-head-dim", "%d", ROPE_ATTENTION_MAX_HEAD_DIM);
+    bd_def(f, "attention-ws-max-kib", "%.0f", ceil(wmax / 1024));
+    bd_def(f, "attention-ws-min-threads", "%.0f",
+           floor(ROPE_ATTENTION_WS_MIB * 1048576.0 / wmax));
+    bd_def(f, "attention-ws-kib-64", "%.0f",
+           ceil(rope_attention_workspace_bytes(&wb) / 1024.0));
+    bd_def(f, "attention-old-pack-gib", "%.0f",
+           2.0 * 1048576 * ROPE_ATTENTION_BK * 16 * 4 / 1073741824.0);
+    bd_def(f, "attention-old-pack-input-mib", "%.0f", 1048576 * 4 / 1048576.0);
+    long bq = (ROPE_ATTENTION_ROWS + 3) / 4, nblocks = 4096 / bq;
+    long packs = 0, ntiles = 4096 / ROPE_ATTENTION_BK;
+    for (long b = 0; b < nblocks; b++)
+        packs += (bq * (b + 1) - 1) / ROPE_ATTENTION_BK + 1;
+    bd_def(f, "attention-packs-per-tile", "%.0f", (double)packs / ntiles);
     long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     peak1 = rope_fma_peak(ROPE_SIMD_AUTO, 1, 0.3);

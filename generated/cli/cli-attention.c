@@ -194,7 +194,7 @@ int cmd_attention(int argc, char **argv)
     if (rc == 0 && !a.no_rope)
         rc = cli_rope_table(&o, a.start_pos, a.start_pos + x[1].shape[1],
                             &c, &s);
-    size_t rows = x[0].count / (size_t)x[0].shape[3];
+    size_t rows = rc == 0 ? x[0].count / (size_t)x[0].shape[3] : 0;
     if (rc == 0 && (!(out = malloc(sizeof(float) * x[0].count))
                     || !(lse = malloc(sizeof(float) * rows))))
         rc = cli_error("out of memory: needs %zu MiB for the output --out",

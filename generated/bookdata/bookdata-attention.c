@@ -110,6 +110,7 @@ int bookdata_attention(const char *dir)
         .n_kv_heads = 2, .head_dim = 64, .causal = 1, .n_threads = 1
     };
     bd_def(f, "attention-max-head-dim", "%d", ROPE_ATTENTION_MAX_HEAD_DIM);
+    bd_def(f, "attention-item-blocks", "%d", ROPE_ATTENTION_ITEM_BLOCKS);
     bd_def(f, "attention-ws-max-kib", "%.0f", ceil(wmax / 1024));
     bd_def(f, "attention-ws-min-threads", "%.0f",
            floor(ROPE_ATTENTION_WS_MIB * 1048576.0 / wmax));
@@ -119,10 +120,15 @@ int bookdata_attention(const char *dir)
            2.0 * 1048576 * ROPE_ATTENTION_BK * 16 * 4 / 1073741824.0);
     bd_def(f, "attention-old-pack-input-mib", "%.0f", 1048576 * 4 / 1048576.0);
     long bq = (ROPE_ATTENTION_ROWS + 3) / 4, nblocks = 4096 / bq;
-    long packs = 0, ntiles = 4096 / ROPE_ATTENTION_BK;
-    for (long b = 0; b < nblocks; b++)
-        packs += (bq * (b + 1) - 1) / ROPE_ATTENTION_BK + 1;
-    bd_def(f, "attention-packs-per-tile", "%.0f", (double)packs / ntiles);
+    long ntiles = 4096 / ROPE_ATTENTION_BK;
+    for (int one = 0; one < 2; one++) {
+        long g = one ? 1 : ROPE_ATTENTION_ITEM_BLOCKS, packs = 0;
+        for (long b1 = nblocks; b1 > 0; b1 -= g)
+            packs += (bq * b1 - 1) / ROPE_ATTENTION_BK + 1;
+        bd_def(f, one ? "attention-packs-per-tile-one"
+                      : "attention-packs-per-tile", "%.0f",
+               (double)packs / ntiles);
+    }
     long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     peak1 = rope_fma_peak(ROPE_SIMD_AUTO, 1, 0.3);

@@ -17,6 +17,7 @@
 #define ATT_BK ROPE_ATTENTION_BK
 #define ATT_ROWS ROPE_ATTENTION_ROWS
 #define ATT_SPLIT_MAX ROPE_ATTENTION_SPLIT_MAX
+#define ATT_IB ROPE_ATTENTION_ITEM_BLOCKS
 #define ATT_MIB ((size_t)1 << 20)
 #define ATT_LN2 0.693147180559945309
 static const float att_exp2_c[8] = {
@@ -630,7 +631,7 @@ typedef struct att_job {
     const rope_attention_params *p;
     const float *q, *k, *v;
     float *out;
-    int d, dp, rep, hb, nhb, ntk, bq, nqb, M, nt;
+    int d, dp, rep, hb, nhb, ntk, bq, nqb, nib, M, nt;
     float qscale;
     att_kernels ker;
     int nsplit, tiles_per_split;
@@ -654,12 +655,12 @@ static void *att_alloc(size_t bytes)
 static int att_ws_init(att_ws *w, const att_job *J)
 {
     size_t M = (size_t)J->M, dp = (size_t)J->dp;
-    size_t tile = sizeof(float) * dp * ATT_BK;
-    w->Q = att_alloc(sizeof(float) * M * dp);
-    w->U = att_alloc(sizeof(float) * M * dp);
+    size_t tile = sizeof(float) * dp * ATT_BK, G = ATT_IB;
+    w->Q = att_alloc(sizeof(float) * G * M * dp);
+    w->U = att_alloc(sizeof(float) * G * M * dp);
     w->S = att_alloc(sizeof(float) * M * ATT_BK);
-    w->m = att_alloc(sizeof(float) * M);
-    w->l = att_alloc(sizeof(float) * M);
+    w->m = att_alloc(sizeof(float) * G * M);
+    w->l = att_alloc(sizeof(float) * G * M);
     w->alpha = att_alloc(sizeof(float) * M);
     w->tmp = att_alloc(sizeof(float) * dp);
     w->nvalid = att_alloc(sizeof(int) * M);
@@ -680,7 +681,8 @@ static void att_ws_free(att_ws *w)
 static size_t att_ws_floats(const att_job *J)
 {
     size_t M = (size_t)J->M, dp = (size_t)J->dp;
-    return M * (2 * dp + ATT_BK + 4) + dp + 2 * ATT_BK * dp + 10 * 16;
+    return ATT_IB * M * (2 * dp + 2) + M * (ATT_BK + 2) + dp
+           + 2 * ATT_BK * dp + 10 * 16;
 }
 static void att_pack_tile(att_job *J, att_ws *w, long bg, int t)
 {
@@ -709,18 +711,19 @@ static int att_heads_in(const att_job *J, int h0)
 {
     return J->rep - h0 < J->hb ? J->rep - h0 : J->hb;
 }
-static void att_load_q(att_job *J, att_ws *w, long bg, int h0, int q0,
-                       int nq)
+static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
+                       int q0, int nq)
 {
     const rope_attention_params *p = J->p;
     int d = J->d, dp = J->dp, H = p->n_heads, n = p->seq_len;
     long b = bg / p->n_kv_heads, g = bg % p->n_kv_heads;
-    memset(w->Q, 0, sizeof(float) * J->M * dp);
+    float *Q = w->Q + (size_t)kb * J->M * dp;
+    memset(Q, 0, sizeof(float) * J->M * dp);
     for (int il = 0; il < nq; il++)
         for (int hl = 0; hl < att_heads_in(J, h0); hl++) {
             long h = g * J->rep + h0 + hl, i = q0 + il;
             const float *x = J->q + ((b * n + i) * H + h) * d;
-            float *dst = w->Q + (size_t)(hl * J->bq + il) * dp;
+            float *dst = Q + (size_t)(hl * J->bq + il) * dp;
             if (p->freqs_cos) {
                 long pos = p->start_pos + p->kv_len - n + i;
                 J->ker.rot(dst, x, p->freqs_cos + pos * d,
@@ -737,47 +740,61 @@ static long att_last_key(const att_job *J, long i)
     return p->causal ? (long)p->kv_len - p->seq_len + i
                      : (long)p->kv_len - 1;
 }
-static void att_run_tiles(att_job *J, att_ws *w, long bg, int q0,
-                          int nq, int t0, int t1)
+static void att_tile_block(att_job *J, att_ws *w, int kb, int q0,
+                           int nq, int t)
 {
     int M = J->M, dp = J->dp;
+    long j0 = (long)t * ATT_BK;
     long lo = att_last_key(J, q0), hi = att_last_key(J, q0 + nq - 1);
-    memset(w->U, 0, sizeof(float) * M * dp);
-    for (int r = 0; r < M; r++) { w->m[r] = -INFINITY; w->l[r] = 0; }
-    for (int t = t0; t < t1 && (long)t * ATT_BK <= hi; t++) {
-        long j0 = (long)t * ATT_BK;
-        const int *nv = NULL;
-        if (j0 + ATT_BK - 1 > lo) {
-            for (int r = 0; r < M; r++) {
-                int il = r % J->bq;
-                long L = il < nq ? att_last_key(J, q0 + il) : hi;
-                long c = L - j0 + 1;
-                w->nvalid[r] = (int)(c < 0 ? 0 : c > ATT_BK ? ATT_BK : c);
-            }
-            nv = w->nvalid;
+    size_t at = (size_t)kb * M;
+    const int *nv = NULL;
+    if (j0 > hi) return;
+    if (j0 + ATT_BK - 1 > lo) {
+        for (int r = 0; r < M; r++) {
+            int il = r % J->bq;
+            long L = il < nq ? att_last_key(J, q0 + il) : hi;
+            long c = L - j0 + 1;
+            w->nvalid[r] = (int)(c < 0 ? 0 : c > ATT_BK ? ATT_BK : c);
         }
+        nv = w->nvalid;
+    }
+    J->ker.s(w->S, w->Q + at * dp, w->Kt, M, dp);
+    J->ker.sm(w->S, M, nv, w->m + at, w->l + at, w->alpha);
+    J->ker.pv(w->U + at * dp, w->S, w->Vt, w->alpha, M, dp);
+}
+static void att_run_tiles(att_job *J, att_ws *w, long bg, int q0,
+                          int nb, int t0, int t1)
+{
+    int M = J->M, dp = J->dp, n = J->p->seq_len, bq = J->bq;
+    int q1 = q0 + nb * bq < n ? q0 + nb * bq : n; /* past the end */
+    long hi = att_last_key(J, q1 - 1);
+    memset(w->U, 0, sizeof(float) * nb * M * dp);
+    for (int r = 0; r < nb * M; r++) { w->m[r] = -INFINITY; w->l[r] = 0; }
+    for (int t = t0; t < t1 && (long)t * ATT_BK <= hi; t++) {
         att_pack_tile(J, w, bg, t);
-        J->ker.s(w->S, w->Q, w->Kt, M, dp);
-        J->ker.sm(w->S, M, nv, w->m, w->l, w->alpha);
-        J->ker.pv(w->U, w->S, w->Vt, w->alpha, M, dp);
+        for (int kb = 0; kb < nb; kb++) {
+            int qk = q0 + kb * bq;
+            att_tile_block(J, w, kb, qk, q1 - qk < bq ? q1 - qk : bq, t);
+        }
     }
 }
 static float att_lse(float m, float l)
 {
     return (float)(((double)m + log2((double)l)) * 0.6931471805599453);
 }
-static void att_store(att_job *J, att_ws *w, long bg, int h0, int q0,
-                      int nq)
+static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
+                      int q0, int nq)
 {
     const rope_attention_params *p = J->p;
     int d = J->d, H = p->n_heads, n = p->seq_len, bad = 0;
     long b = bg / p->n_kv_heads, g = bg % p->n_kv_heads;
+    size_t at = (size_t)kb * J->M;
     for (int hl = 0; hl < att_heads_in(J, h0); hl++)
         for (int il = 0; il < nq; il++) {
-            int r = hl * J->bq + il;
+            size_t r = at + (size_t)(hl * J->bq + il);
             long h = g * J->rep + h0 + hl;
             float *o = J->out + ((b * n + q0 + il) * H + h) * d;
-            const float *u = w->U + (size_t)r * J->dp;
+            const float *u = w->U + r * J->dp;
             float inv = 1.0f / w->l[r];
             for (int c = 0; c < d; c++) {
                 o[c] = u[c] * inv;
@@ -797,20 +814,27 @@ static void att_do_item(att_job *J, att_ws *w, long it)
     long per = (long)p->batch * p->n_kv_heads, units = per * J->nhb;
     if (J->pass == 1) {
         long u = it % units;
-        int q0 = (J->nqb - 1 - (int)(it / units)) * J->bq;
-        int nq = p->seq_len - q0 < J->bq ? p->seq_len - q0 : J->bq;
-        int h0 = (int)(u / per) * J->hb;
-        att_load_q(J, w, u % per, h0, q0, nq);
-        att_run_tiles(J, w, u % per, q0, nq, 0, J->ntk);
-        att_store(J, w, u % per, h0, q0, nq);
+        int b1 = J->nqb - (int)(it / units) * ATT_IB; /* past the last */
+        int b0 = b1 > ATT_IB ? b1 - ATT_IB : 0, h0 = (int)(u / per) * J->hb;
+        for (int kb = 0; kb < b1 - b0; kb++) {
+            int q0 = (b0 + kb) * J->bq;
+            int nq = p->seq_len - q0 < J->bq ? p->seq_len - q0 : J->bq;
+            att_load_q(J, w, kb, u % per, h0, q0, nq);
+        }
+        att_run_tiles(J, w, u % per, b0 * J->bq, b1 - b0, 0, J->ntk);
+        for (int kb = 0; kb < b1 - b0; kb++) {
+            int q0 = (b0 + kb) * J->bq;
+            int nq = p->seq_len - q0 < J->bq ? p->seq_len - q0 : J->bq;
+            att_store(J, w, kb, u % per, h0, q0, nq);
+        }
     } else {
         long u = it / J->nsplit;
         int t0 = (int)(it % J->nsplit) * J->tiles_per_split;
         int t1 = t0 + J->tiles_per_split;
         t1 = t1 < J->ntk ? t1 : J->ntk;
-        att_load_q(J, w, u % per, (int)(u / per) * J->hb, 0,
+        att_load_q(J, w, 0, u % per, (int)(u / per) * J->hb, 0,
                    p->seq_len);
-        att_run_tiles(J, w, u % per, 0, p->seq_len, t0, t1);
+        att_run_tiles(J, w, u % per, 0, 1, t0, t1);
         att_store_partial(J, w, it);
     }
 }
@@ -928,7 +952,7 @@ int rope_attention(float *out, const float *q, const float *k,
         }
         free(J.part);
     } else {
-        att_run_pass(&J, 1, units * J.nqb);
+        att_run_pass(&J, 1, units * J.nib);
     }
     if (atomic_load(&J.fail)) return ROPE_ATTENTION_ENOMEM;
     return atomic_load(&J.bad) ? ROPE_ATTENTION_ENONFINITE : 0;
@@ -947,6 +971,7 @@ static void att_plan(att_job *J, const rope_attention_params *p)
     J->bq = (ATT_ROWS + J->hb - 1) / J->hb;
     if (J->bq > p->seq_len) J->bq = p->seq_len;
     J->nqb = (p->seq_len + J->bq - 1) / J->bq;
+    J->nib = (J->nqb + ATT_IB - 1) / ATT_IB;
     J->M = (J->hb * J->bq + 3) / 4 * 4;
     size_t units = (size_t)p->batch * p->n_kv_heads * J->nhb;
     size_t state = units * J->M * ((size_t)J->dp + 2) * sizeof(float);
@@ -970,7 +995,7 @@ size_t rope_attention_workspace_bytes(const rope_attention_params *p)
     memset(&J, 0, sizeof J);
     att_plan(&J, p);
     long units = (long)p->batch * p->n_kv_heads * J.nhb;
-    long items = J.nsplit > 1 ? units * J.nsplit : units * J.nqb;
+    long items = J.nsplit > 1 ? units * J.nsplit : units * J.nib;
     size_t nt = (size_t)(J.nt < items ? J.nt : items);
     size_t fl = nt * att_ws_floats(&J);
     if (J.nsplit > 1)

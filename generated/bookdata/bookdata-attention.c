@@ -14,6 +14,11 @@ static double att_book_pct(const bench_row *r, double p1, double p2)
 {
     return 100 * r->gflop / r->med / (r->threads == 1 ? p1 : p2);
 }
+static void att_book_ms(char *buf, double ms)
+{
+    int dec = ms >= 100 ? 0 : ms >= 10 ? 1 : ms >= 1 ? 2 : 3;
+    snprintf(buf, 32, "%.*f", dec, ms);
+}
 static double att_book_kernel_error(int n, int d, rope_simd s)
 {
     bench_row r = {.n = n, .kv = n + 19, .d = d, .threads = 1,
@@ -215,11 +220,14 @@ int bookdata_attention(const char *dir)
             snprintf(sp, sizeof sp, "%.0f", r->naive / r->med);
         }
         const char *dag = "$^\\dagger$";
-        fprintf(t, "%d & %d & %d & %d & %s & %.3g%s & [%.3g, %.3g] & "
+        char ms[3][32];
+        att_book_ms(ms[0], 1e3 * r->med);
+        att_book_ms(ms[1], 1e3 * r->min);
+        att_book_ms(ms[2], 1e3 * r->max);
+        fprintf(t, "%d & %d & %d & %d & %s & %s%s & [%s, %s] & "
                 "%.0f & %.0f & %s & %.2f & %.1f%s & %.1f \\\\\n",
-                r->n, r->kv, r->d, r->threads, nv, 1e3 * r->med,
-                att_book_noisy(r) ? dag : "", 1e3 * r->min,
-                1e3 * r->max, r->gflop / r->med,
+                r->n, r->kv, r->d, r->threads, nv, ms[0],
+                att_book_noisy(r) ? dag : "", ms[1], ms[2], r->gflop / r->med,
                 att_book_pct(r, peak1, peak2),
                 sp, r->threads == 2 ? r[-1].med / r->med : 1.0,
                 100 * r->rope_share, att_book_rope_noise(r) ? dag : "",

@@ -164,8 +164,10 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-bench-budget", "%g", BENCH_NAIVE_BUDGET);
     bd_def(f, "attention-book-budget", "%g", BOOK_NAIVE_BUDGET);
     int bq8by2 = (ROPE_ATTENTION_ROWS + 3) / 4; /* B_q for r = 4 */
-    bd_def(f, "attention-items-4096", "%d", 2 * ((4096 + bq8by2 - 1)
-                                                / bq8by2));
+    int nqb4096 = (4096 + bq8by2 - 1) / bq8by2; /* row blocks per head */
+    bd_def(f, "attention-blocks-4096", "%d", 2 * nqb4096);
+    bd_def(f, "attention-items-4096", "%d", 2 * ((nqb4096
+           + ROPE_ATTENTION_ITEM_BLOCKS - 1) / ROPE_ATTENTION_ITEM_BLOCKS));
     char cpu[128] = "an unnamed processor", line[1024];
     int vm = 0;
     FILE *ci = fopen("/proc/cpuinfo", "r");

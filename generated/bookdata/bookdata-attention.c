@@ -14,6 +14,11 @@ static double att_book_pct(const bench_row *r, double p1, double p2)
 {
     return 100 * r->gflop / r->med / (r->threads == 1 ? p1 : p2);
 }
+static void att_book_ms(char *buf, double ms)
+{
+    int dec = ms >= 100 ? 0 : ms >= 10 ? 1 : ms >= 1 ? 2 : 3;
+    snprintf(buf, 32, "%.*f", dec, ms);
+}
 static double att_book_kernel_error(int n, int d, rope_simd s)
 {
     bench_row r = {.n = n, .kv = n + 19, .d = d, .threads = 1,
@@ -96,6 +101,39 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-mem-secs", "%.1f", secs);
     bd_def(f, "attention-score-gib", "%.0f",
            4.0 * 32768 * 32768 * 8 / 1073741824.0);
+    double wmax = 0;
+    for (int rep = 1; rep <= ROPE_ATTENTION_ROWS; rep++) {
+        rope_attention_params wp = {
+            .batch = 1, .seq_len = 4096, .kv_len = 4096, .n_heads = rep,
+            .n_kv_heads = 1, .head_dim = ROPE_ATTENTION_MAX_HEAD_DIM,
+            .causal = 1, .n_threads = 1
+        };
+        wmax = fmax(wmax, (double)rope_attention_workspace_bytes(&wp));
+    }
+    rope_attention_params wb = {
+        .batch = 1, .seq_len = 4096, .kv_len = 4096, .n_heads = 8,
+        .n_kv_heads = 2, .head_dim = 64, .causal = 1, .n_threads = 1
+    };
+    bd_def(f, "attention-max-head-dim", "%d", ROPE_ATTENTION_MAX_HEAD_DIM);
+    bd_def(f, "attention-item-blocks", "%d", ROPE_ATTENTION_ITEM_BLOCKS);
+    bd_def(f, "attention-ws-max-kib", "%.0f", ceil(wmax / 1024));
+    bd_def(f, "attention-ws-min-threads", "%.0f",
+           floor(ROPE_ATTENTION_WS_MIB * 1048576.0 / wmax));
+    bd_def(f, "attention-ws-kib-64", "%.0f",
+           ceil(rope_attention_workspace_bytes(&wb) / 1024.0));
+    bd_def(f, "attention-old-pack-gib", "%.0f",
+           2.0 * 1048576 * ROPE_ATTENTION_BK * 16 * 4 / 1073741824.0);
+    bd_def(f, "attention-old-pack-input-mib", "%.0f", 1048576 * 4 / 1048576.0);
+    long bq = (ROPE_ATTENTION_ROWS + 3) / 4, nblocks = 4096 / bq;
+    long ntiles = 4096 / ROPE_ATTENTION_BK;
+    for (int one = 0; one < 2; one++) {
+        long g = one ? 1 : ROPE_ATTENTION_ITEM_BLOCKS, packs = 0;
+        for (long b1 = nblocks; b1 > 0; b1 -= g)
+            packs += (bq * b1 - 1) / ROPE_ATTENTION_BK + 1;
+        bd_def(f, one ? "attention-packs-per-tile-one"
+                      : "attention-packs-per-tile", "%.0f",
+               (double)packs / ntiles);
+    }
     long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     peak1 = rope_fma_peak(ROPE_SIMD_AUTO, 1, 0.3);
@@ -126,8 +164,10 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-bench-budget", "%g", BENCH_NAIVE_BUDGET);
     bd_def(f, "attention-book-budget", "%g", BOOK_NAIVE_BUDGET);
     int bq8by2 = (ROPE_ATTENTION_ROWS + 3) / 4; /* B_q for r = 4 */
-    bd_def(f, "attention-items-4096", "%d", 2 * ((4096 + bq8by2 - 1)
-                                                / bq8by2));
+    int nqb4096 = (4096 + bq8by2 - 1) / bq8by2; /* row blocks per head */
+    bd_def(f, "attention-blocks-4096", "%d", 2 * nqb4096);
+    bd_def(f, "attention-items-4096", "%d", 2 * ((nqb4096
+           + ROPE_ATTENTION_ITEM_BLOCKS - 1) / ROPE_ATTENTION_ITEM_BLOCKS));
     char cpu[128] = "an unnamed processor", line[1024];
     int vm = 0;
     FILE *ci = fopen("/proc/cpuinfo", "r");
@@ -182,11 +222,14 @@ int bookdata_attention(const char *dir)
             snprintf(sp, sizeof sp, "%.0f", r->naive / r->med);
         }
         const char *dag = "$^\\dagger$";
-        fprintf(t, "%d & %d & %d & %d & %s & %.3g%s & [%.3g, %.3g] & "
+        char ms[3][32];
+        att_book_ms(ms[0], 1e3 * r->med);
+        att_book_ms(ms[1], 1e3 * r->min);
+        att_book_ms(ms[2], 1e3 * r->max);
+        fprintf(t, "%d & %d & %d & %d & %s & %s%s & [%s, %s] & "
                 "%.0f & %.0f & %s & %.2f & %.1f%s & %.1f \\\\\n",
-                r->n, r->kv, r->d, r->threads, nv, 1e3 * r->med,
-                att_book_noisy(r) ? dag : "", 1e3 * r->min,
-                1e3 * r->max, r->gflop / r->med,
+                r->n, r->kv, r->d, r->threads, nv, ms[0],
+                att_book_noisy(r) ? dag : "", ms[1], ms[2], r->gflop / r->med,
                 att_book_pct(r, peak1, peak2),
                 sp, r->threads == 2 ? r[-1].med / r->med : 1.0,
                 100 * r->rope_share, att_book_rope_noise(r) ? dag : "",

@@ -1,6 +1,12 @@
 /* cli-attention.c: `rope attention', chapter 5's kernel on .npy. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include "cli.h"
 
 typedef struct {
@@ -56,6 +62,10 @@ static int att_cli_shapes(const rope_npy *x, cli_rope_options *o,
         return cli_error("attention: q must be [batch, seq_len, "
                          "n_heads, head_dim] and k, v equal [batch, "
                          "kv_len, n_kv_heads, head_dim]");
+    if (q[3] > ROPE_ATTENTION_MAX_HEAD_DIM)
+        return cli_error("attention: head_dim %ld exceeds %d, the widest "
+                         "head the kernel tiles", q[3],
+                         ROPE_ATTENTION_MAX_HEAD_DIM);
     if (q[2] % k[2])
         return cli_error("attention: n_heads %ld is not a multiple of "
                          "n_kv_heads %ld", q[2], k[2]);
@@ -71,6 +81,90 @@ static int att_cli_shapes(const rope_npy *x, cli_rope_options *o,
                          "%ld", a->start_pos, k[1], ROPE_MAX_POSITION);
     return a->no_rope ? 0 : cli_rope_validate(o);
     return 0;
+}
+static size_t att_cli_mib(size_t bytes)
+{
+    return (bytes + ((size_t)1 << 20) - 1) >> 20;
+}
+static int att_cli_read_error(const char *path, const char *flag,
+                              const char *err)
+{
+    struct stat st;
+    if (strstr(err, "out of memory") && stat(path, &st) == 0)
+        return cli_error("out of memory: needs %zu MiB for reading %s",
+                         att_cli_mib(2 * (size_t)st.st_size), flag);
+    return cli_error("%s", err);
+}
+static int att_cli_kernel_error(int e, const rope_attention_params *p,
+                                const rope_npy *x, const float *lse)
+{
+    static const char *const why = "the attention output is not finite";
+    size_t rows = x[0].count / (size_t)p->head_dim;
+    if (e == ROPE_ATTENTION_ENOMEM)
+        return cli_error("out of memory: needs %zu MiB for the attention "
+                         "workspace",
+                         att_cli_mib(rope_attention_workspace_bytes(p)));
+    if (e != ROPE_ATTENTION_ENONFINITE)
+        return cli_error("attention: the kernel rejected the arguments");
+    for (int j = 0; j < 3; j++)
+        for (size_t i = 0; i < x[j].count; i++)
+            if (!isfinite(x[j].data[i]))
+                return cli_error("%s: %s holds inf or NaN", why,
+                                 att_cli_names[j]);
+    for (size_t i = 0; i < rows; i++)
+        if (!isfinite(lse[i]))
+            return cli_error("%s: the scores of --q and --k overflow "
+                             "float", why);
+    return cli_error("%s: the weighted sums of --v overflow float", why);
+}
+typedef struct {
+    double t0, after, last;
+    long best;
+    int shown;
+    pthread_mutex_t lock;
+} att_progress;
+
+static double att_cli_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+static void att_cli_progress(void *ctx, long done, long total)
+{
+    att_progress *pr = ctx;
+    if (pthread_mutex_trylock(&pr->lock) != 0) return;
+    double t = att_cli_now() - pr->t0, f = (double)done / (double)total;
+    if (done > pr->best && t >= pr->after
+        && (!pr->shown || t - pr->last >= 0.25 || done == total)) {
+        fprintf(stderr, "\rrope: attention %3.0f%% (%.1f s elapsed, "
+                "about %.1f s left) ", 100 * f, t, t * (1 - f) / f);
+        pr->last = t;
+        pr->best = done;
+        pr->shown = 1;
+    }
+    pthread_mutex_unlock(&pr->lock);
+}
+static void att_progress_start(att_progress *pr, rope_attention_params *p)
+{
+    const char *env = getenv("ROPE_PROGRESS_AFTER");
+    char *end = NULL;
+    double after = env ? strtod(env, &end) : 2.0;
+    memset(pr, 0, sizeof *pr);
+    pr->after = env && end != env && *end == '\0' && after >= 0
+                ? after : 2.0;
+    pr->t0 = att_cli_now();
+    pthread_mutex_init(&pr->lock, NULL);
+    if (isatty(2)) {
+        p->progress = att_cli_progress;
+        p->progress_ctx = pr;
+    }
+}
+
+static void att_progress_end(att_progress *pr)
+{
+    if (pr->shown) fputc('\n', stderr);
+    pthread_mutex_destroy(&pr->lock);
 }
 
 int cmd_attention(int argc, char **argv)
@@ -93,16 +187,20 @@ int cmd_attention(int argc, char **argv)
         return a.no_rope ? 0 : cli_rope_validate(&o);
     for (int j = 0; j < 3 && rc == 0; j++)
         if (rope_npy_read(a.path[j], &x[j], err, sizeof err))
-            rc = cli_error("%s", err);
+            rc = att_cli_read_error(a.path[j], att_cli_names[j], err);
     rc = rc ? rc : att_cli_shapes(x, &o, &a);
-    float *c = NULL, *s = NULL, *out = NULL;
+    float *c = NULL, *s = NULL, *out = NULL, *lse = NULL;
+    att_progress pr;
     rope_attention_params p;
     rope_attention_defaults(&p);
     if (rc == 0 && !a.no_rope)
         rc = cli_rope_table(&o, a.start_pos, a.start_pos + x[1].shape[1],
                             &c, &s);
-    if (rc == 0 && !(out = malloc(sizeof(float) * x[0].count)))
-        rc = cli_error("attention: out of memory");
+    size_t rows = rc == 0 ? x[0].count / (size_t)x[0].shape[3] : 0;
+    if (rc == 0 && (!(out = malloc(sizeof(float) * x[0].count))
+                    || !(lse = malloc(sizeof(float) * rows))))
+        rc = cli_error("out of memory: needs %zu MiB for the output --out",
+                       att_cli_mib(sizeof(float) * (x[0].count + rows)));
     if (rc == 0) {
         p.batch = (int)x[0].shape[0];
         p.seq_len = (int)x[0].shape[1];
@@ -116,15 +214,19 @@ int cmd_attention(int argc, char **argv)
         p.pairing = o.pairing;
         p.n_threads = (int)a.threads;
         p.simd = a.simd;
-        if (rope_attention(out, x[0].data, x[1].data, x[2].data, &p))
-            rc = cli_error("attention: the kernel rejected the arguments");
+        p.lse = lse;
+        att_progress_start(&pr, &p);
+        int e = rope_attention(out, x[0].data, x[1].data, x[2].data, &p);
+        att_progress_end(&pr);
+        if (e)
+            rc = att_cli_kernel_error(e, &p, x, lse);
         else {
             rope_npy result = x[0];
             result.data = out;
             rc = cli_write_npys(1, att_cli_names + 3, a.path + 3, &result);
         }
     }
-    free(c); free(s); free(out);
+    free(c); free(s); free(out); free(lse);
     for (int j = 0; j < 3; j++) rope_npy_free(&x[j]);
     return rc;
 }

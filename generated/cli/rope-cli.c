@@ -24,7 +24,8 @@ static const cli_command commands[] = {
     {"attention", cmd_attention, "attention --q Q.npy --k K.npy --v V.npy "
      "--out O.npy [--causal] [--start-pos S] [--threads T] "
      "[--simd auto|scalar|avx2|avx512] [--no-rope] [RoPE options]",
-     "chapter 5: tiled attention with fused RoPE on .npy arrays"},
+     "chapter 5: tiled attention with fused RoPE on .npy arrays; on a "
+     "terminal, progress on stderr after ROPE_PROGRESS_AFTER (2) seconds"},
     {"ring-plan", cmd_ring_plan, "ring-plan --n N --ranks P "
      "[--layout contiguous|zigzag] [--causal]",
      "chapter 6: the shards and the work of each rank of a ring"},

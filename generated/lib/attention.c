@@ -17,6 +17,8 @@
 #define ATT_BK ROPE_ATTENTION_BK
 #define ATT_ROWS ROPE_ATTENTION_ROWS
 #define ATT_SPLIT_MAX ROPE_ATTENTION_SPLIT_MAX
+#define ATT_IB ROPE_ATTENTION_ITEM_BLOCKS
+#define ATT_MIB ((size_t)1 << 20)
 #define ATT_LN2 0.693147180559945309
 static const float att_exp2_c[8] = {
     1.0f, (float)ATT_LN2,
@@ -108,7 +110,8 @@ void rope_attention_defaults(rope_attention_params *p)
 static int att_check(const rope_attention_params *p)
 {
     if (p->batch < 1 || p->seq_len < 1 || p->kv_len < 1
-        || p->n_heads < 1 || p->n_kv_heads < 1 || p->head_dim < 1)
+        || p->n_heads < 1 || p->n_kv_heads < 1 || p->head_dim < 1
+        || p->head_dim > ROPE_ATTENTION_MAX_HEAD_DIM)
         return 1;
     if (p->n_heads % p->n_kv_heads) return 2;
     if (p->seq_len > p->kv_len) return 3;
@@ -132,7 +135,8 @@ int rope_attention_naive(float *out, const float *q, const float *k,
     float *kr = malloc(sizeof(float) * kn);
     double *sc = malloc(sizeof(double) * (size_t)n * nk);
     double *acc = malloc(sizeof(double) * d);
-    if (!qr || !kr || !sc || !acc) e = 7;
+    int bad = 0; /* an output or lse that is not finite */
+    if (!qr || !kr || !sc || !acc) e = ROPE_ATTENTION_ENOMEM;
     for (int b = 0; !e && b < p->batch; b++) {
         memcpy(qr, q + (size_t)b * qn, sizeof(float) * qn);
         memcpy(kr, k + (size_t)b * kn, sizeof(float) * kn);
@@ -168,13 +172,15 @@ int rope_attention_naive(float *out, const float *q, const float *k,
                 }
                 float *o = out + (((size_t)b * n + i) * H + h) * d;
                 for (int t = 0; t < d; t++) o[t] = (float)(acc[t] / sum);
-                if (p->lse)
-                    p->lse[((size_t)b * n + i) * H + h] = (float)(mx + log(sum));
+                for (int t = 0; t < d; t++) bad |= !isfinite(o[t]);
+                float lse = (float)(mx + log(sum));
+                bad |= !isfinite(lse);
+                if (p->lse) p->lse[((size_t)b * n + i) * H + h] = lse;
             }
         }
     }
     free(qr); free(kr); free(sc); free(acc);
-    return e;
+    return e ? e : bad ? ROPE_ATTENTION_ENONFINITE : 0;
 }
 static void s_tile_scalar(float *S, const float *Q, const float *Kt,
                           int M, int dp)
@@ -625,19 +631,18 @@ typedef struct att_job {
     const rope_attention_params *p;
     const float *q, *k, *v;
     float *out;
-    int d, dp, rep, ntk, bq, nqb, M;
+    int d, dp, rep, hb, nhb, ntk, bq, nqb, nib, M, nt;
     float qscale;
-    float *kpack, *vpack; /* [batch*n_kv_heads][ntk] tiles */
     att_kernels ker;
     int nsplit, tiles_per_split;
     float *part; /* decode partial states */
     int pass;
     long n_items;
-    atomic_long next;
-    atomic_int fail;
+    atomic_long next, done;
+    atomic_int fail, bad;
 } att_job;
 typedef struct {
-    float *Q, *U, *S, *m, *l, *alpha, *tmp;
+    float *Q, *U, *S, *m, *l, *alpha, *tmp, *Kt, *Vt;
     int *nvalid;
 } att_ws;
 static void *att_alloc(size_t bytes)
@@ -650,61 +655,79 @@ static void *att_alloc(size_t bytes)
 static int att_ws_init(att_ws *w, const att_job *J)
 {
     size_t M = (size_t)J->M, dp = (size_t)J->dp;
-    w->Q = att_alloc(sizeof(float) * M * dp);
-    w->U = att_alloc(sizeof(float) * M * dp);
+    size_t tile = sizeof(float) * dp * ATT_BK, G = ATT_IB;
+    w->Q = att_alloc(sizeof(float) * G * M * dp);
+    w->U = att_alloc(sizeof(float) * G * M * dp);
     w->S = att_alloc(sizeof(float) * M * ATT_BK);
-    w->m = att_alloc(sizeof(float) * M);
-    w->l = att_alloc(sizeof(float) * M);
+    w->m = att_alloc(sizeof(float) * G * M);
+    w->l = att_alloc(sizeof(float) * G * M);
     w->alpha = att_alloc(sizeof(float) * M);
     w->tmp = att_alloc(sizeof(float) * dp);
     w->nvalid = att_alloc(sizeof(int) * M);
+    w->Kt = att_alloc(tile);
+    w->Vt = att_alloc(tile);
+    if (w->Kt) memset(w->Kt, 0, tile); /* the padding stays zero */
+    if (w->Vt) memset(w->Vt, 0, tile);
     return w->Q && w->U && w->S && w->m && w->l && w->alpha
-           && w->tmp && w->nvalid;
+           && w->tmp && w->nvalid && w->Kt && w->Vt;
 }
 
 static void att_ws_free(att_ws *w)
 {
     free(w->Q); free(w->U); free(w->S); free(w->m);
     free(w->l); free(w->alpha); free(w->tmp); free(w->nvalid);
+    free(w->Kt); free(w->Vt);
 }
-static void att_pack_tile(att_job *J, long bg, int t, float *tmp)
+static size_t att_ws_floats(const att_job *J)
+{
+    size_t M = (size_t)J->M, dp = (size_t)J->dp;
+    return ATT_IB * M * (2 * dp + 2) + M * (ATT_BK + 2) + dp
+           + 2 * ATT_BK * dp + 10 * 16;
+}
+static void att_pack_tile(att_job *J, att_ws *w, long bg, int t)
 {
     const rope_attention_params *p = J->p;
     int d = J->d, dp = J->dp, nk = p->kv_len, Hk = p->n_kv_heads;
-    size_t tile = (size_t)dp * ATT_BK, at = (size_t)bg * J->ntk + t;
-    float *Kt = J->kpack + at * tile, *Vt = J->vpack + at * tile;
-    long b = bg / Hk, g = bg % Hk;
-    memset(Kt, 0, sizeof(float) * tile);
-    memset(Vt, 0, sizeof(float) * tile);
-    for (int jj = 0; jj < ATT_BK && (long)t * ATT_BK + jj < nk; jj++) {
-        long j = (long)t * ATT_BK + jj;
-        size_t off = (((size_t)b * nk + j) * Hk + g) * d;
+    long b = bg / Hk, g = bg % Hk, j0 = (long)t * ATT_BK;
+    int nt = nk - j0 < ATT_BK ? (int)(nk - j0) : ATT_BK;
+    for (int jj = 0; jj < nt; jj++) {
+        size_t off = (((size_t)b * nk + j0 + jj) * Hk + g) * d;
         const float *kr = J->k + off;
         if (p->freqs_cos && !p->keys_rotated) {
-            long pos = p->start_pos + j;
-            J->ker.rot(tmp, kr, p->freqs_cos + pos * d,
-                           p->freqs_sin + pos * d, d, p->pairing);
-            kr = tmp;
+            long pos = p->start_pos + j0 + jj;
+            J->ker.rot(w->tmp, kr, p->freqs_cos + pos * d,
+                       p->freqs_sin + pos * d, d, p->pairing);
+            kr = w->tmp;
         }
-        for (int i = 0; i < d; i++) Kt[(size_t)i * ATT_BK + jj] = kr[i];
-        memcpy(Vt + (size_t)jj * dp, J->v + off, sizeof(float) * d);
+        for (int i = 0; i < d; i++) w->Kt[(size_t)i * ATT_BK + jj] = kr[i];
+        memcpy(w->Vt + (size_t)jj * dp, J->v + off, sizeof(float) * d);
+    }
+    for (int jj = nt; jj < ATT_BK; jj++) {
+        for (int i = 0; i < d; i++) w->Kt[(size_t)i * ATT_BK + jj] = 0;
+        memset(w->Vt + (size_t)jj * dp, 0, sizeof(float) * d);
     }
 }
-static void att_load_q(att_job *J, att_ws *w, long bg, int q0, int nq)
+static int att_heads_in(const att_job *J, int h0)
+{
+    return J->rep - h0 < J->hb ? J->rep - h0 : J->hb;
+}
+static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
+                       int q0, int nq)
 {
     const rope_attention_params *p = J->p;
     int d = J->d, dp = J->dp, H = p->n_heads, n = p->seq_len;
     long b = bg / p->n_kv_heads, g = bg % p->n_kv_heads;
-    memset(w->Q, 0, sizeof(float) * J->M * dp);
+    float *Q = w->Q + (size_t)kb * J->M * dp;
+    memset(Q, 0, sizeof(float) * J->M * dp);
     for (int il = 0; il < nq; il++)
-        for (int hl = 0; hl < J->rep; hl++) {
-            long h = g * J->rep + hl, i = q0 + il;
+        for (int hl = 0; hl < att_heads_in(J, h0); hl++) {
+            long h = g * J->rep + h0 + hl, i = q0 + il;
             const float *x = J->q + ((b * n + i) * H + h) * d;
-            float *dst = w->Q + (size_t)(hl * J->bq + il) * dp;
+            float *dst = Q + (size_t)(hl * J->bq + il) * dp;
             if (p->freqs_cos) {
                 long pos = p->start_pos + p->kv_len - n + i;
                 J->ker.rot(dst, x, p->freqs_cos + pos * d,
-                               p->freqs_sin + pos * d, d, p->pairing);
+                           p->freqs_sin + pos * d, d, p->pairing);
             } else {
                 memcpy(dst, x, sizeof(float) * d);
             }
@@ -717,82 +740,108 @@ static long att_last_key(const att_job *J, long i)
     return p->causal ? (long)p->kv_len - p->seq_len + i
                      : (long)p->kv_len - 1;
 }
-static void att_run_tiles(att_job *J, att_ws *w, long bg, int q0,
-                          int nq, int t0, int t1)
+static void att_tile_block(att_job *J, att_ws *w, int kb, int q0,
+                           int nq, int t)
 {
     int M = J->M, dp = J->dp;
-    size_t tile = (size_t)dp * ATT_BK, at = (size_t)bg * J->ntk;
+    long j0 = (long)t * ATT_BK;
     long lo = att_last_key(J, q0), hi = att_last_key(J, q0 + nq - 1);
-    memset(w->U, 0, sizeof(float) * M * dp);
-    for (int r = 0; r < M; r++) { w->m[r] = -INFINITY; w->l[r] = 0; }
-    for (int t = t0; t < t1 && (long)t * ATT_BK <= hi; t++) {
-        long j0 = (long)t * ATT_BK;
-        const int *nv = NULL;
-        if (j0 + ATT_BK - 1 > lo) {
-            for (int r = 0; r < M; r++) {
-                int il = r % J->bq;
-                long L = il < nq ? att_last_key(J, q0 + il) : hi;
-                long c = L - j0 + 1;
-                w->nvalid[r] = (int)(c < 0 ? 0 : c > ATT_BK ? ATT_BK : c);
-            }
-            nv = w->nvalid;
+    size_t at = (size_t)kb * M;
+    const int *nv = NULL;
+    if (j0 > hi) return;
+    if (j0 + ATT_BK - 1 > lo) {
+        for (int r = 0; r < M; r++) {
+            int il = r % J->bq;
+            long L = il < nq ? att_last_key(J, q0 + il) : hi;
+            long c = L - j0 + 1;
+            w->nvalid[r] = (int)(c < 0 ? 0 : c > ATT_BK ? ATT_BK : c);
         }
-        J->ker.s(w->S, w->Q, J->kpack + (at + t) * tile, M, dp);
-        J->ker.sm(w->S, M, nv, w->m, w->l, w->alpha);
-        J->ker.pv(w->U, w->S, J->vpack + (at + t) * tile, w->alpha,
-                  M, dp);
+        nv = w->nvalid;
+    }
+    J->ker.s(w->S, w->Q + at * dp, w->Kt, M, dp);
+    J->ker.sm(w->S, M, nv, w->m + at, w->l + at, w->alpha);
+    J->ker.pv(w->U + at * dp, w->S, w->Vt, w->alpha, M, dp);
+}
+static void att_run_tiles(att_job *J, att_ws *w, long bg, int q0,
+                          int nb, int t0, int t1)
+{
+    int M = J->M, dp = J->dp, n = J->p->seq_len, bq = J->bq;
+    int q1 = q0 + nb * bq < n ? q0 + nb * bq : n; /* past the end */
+    long hi = att_last_key(J, q1 - 1);
+    memset(w->U, 0, sizeof(float) * nb * M * dp);
+    for (int r = 0; r < nb * M; r++) { w->m[r] = -INFINITY; w->l[r] = 0; }
+    for (int t = t0; t < t1 && (long)t * ATT_BK <= hi; t++) {
+        att_pack_tile(J, w, bg, t);
+        for (int kb = 0; kb < nb; kb++) {
+            int qk = q0 + kb * bq;
+            att_tile_block(J, w, kb, qk, q1 - qk < bq ? q1 - qk : bq, t);
+        }
     }
 }
 static float att_lse(float m, float l)
 {
     return (float)(((double)m + log2((double)l)) * 0.6931471805599453);
 }
-static void att_store(att_job *J, att_ws *w, long bg, int q0, int nq)
+static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
+                      int q0, int nq)
 {
     const rope_attention_params *p = J->p;
-    int d = J->d, H = p->n_heads, n = p->seq_len;
+    int d = J->d, H = p->n_heads, n = p->seq_len, bad = 0;
     long b = bg / p->n_kv_heads, g = bg % p->n_kv_heads;
-    for (int hl = 0; hl < J->rep; hl++)
+    size_t at = (size_t)kb * J->M;
+    for (int hl = 0; hl < att_heads_in(J, h0); hl++)
         for (int il = 0; il < nq; il++) {
-            int r = hl * J->bq + il;
-            long h = g * J->rep + hl;
+            size_t r = at + (size_t)(hl * J->bq + il);
+            long h = g * J->rep + h0 + hl;
             float *o = J->out + ((b * n + q0 + il) * H + h) * d;
-            const float *u = w->U + (size_t)r * J->dp;
+            const float *u = w->U + r * J->dp;
             float inv = 1.0f / w->l[r];
-            for (int c = 0; c < d; c++) o[c] = u[c] * inv;
-            if (p->lse)
-                p->lse[(b * n + q0 + il) * H + h] =
-                    att_lse(w->m[r], w->l[r]);
+            for (int c = 0; c < d; c++) {
+                o[c] = u[c] * inv;
+                bad |= !isfinite(o[c]);
+            }
+            float lse = att_lse(w->m[r], w->l[r]);
+            bad |= !isfinite(lse);
+            if (p->lse) p->lse[(b * n + q0 + il) * H + h] = lse;
         }
+    if (bad) atomic_store(&J->bad, 1);
 }
 static void att_store_partial(att_job *J, att_ws *w, long it);
 
 static void att_do_item(att_job *J, att_ws *w, long it)
 {
     const rope_attention_params *p = J->p;
-    long per = (long)p->batch * p->n_kv_heads;
-    if (J->pass == 0) {
-        att_pack_tile(J, it / J->ntk, (int)(it % J->ntk), w->tmp);
-    } else if (J->pass == 1) {
-        int q0 = (J->nqb - 1 - (int)(it / per)) * J->bq;
-        int nq = p->seq_len - q0 < J->bq ? p->seq_len - q0 : J->bq;
-        att_load_q(J, w, it % per, q0, nq);
-        att_run_tiles(J, w, it % per, q0, nq, 0, J->ntk);
-        att_store(J, w, it % per, q0, nq);
+    long per = (long)p->batch * p->n_kv_heads, units = per * J->nhb;
+    if (J->pass == 1) {
+        long u = it % units;
+        int b1 = J->nqb - (int)(it / units) * ATT_IB; /* past the last */
+        int b0 = b1 > ATT_IB ? b1 - ATT_IB : 0, h0 = (int)(u / per) * J->hb;
+        for (int kb = 0; kb < b1 - b0; kb++) {
+            int q0 = (b0 + kb) * J->bq;
+            int nq = p->seq_len - q0 < J->bq ? p->seq_len - q0 : J->bq;
+            att_load_q(J, w, kb, u % per, h0, q0, nq);
+        }
+        att_run_tiles(J, w, u % per, b0 * J->bq, b1 - b0, 0, J->ntk);
+        for (int kb = 0; kb < b1 - b0; kb++) {
+            int q0 = (b0 + kb) * J->bq;
+            int nq = p->seq_len - q0 < J->bq ? p->seq_len - q0 : J->bq;
+            att_store(J, w, kb, u % per, h0, q0, nq);
+        }
     } else {
-        long bg = it / J->nsplit;
+        long u = it / J->nsplit;
         int t0 = (int)(it % J->nsplit) * J->tiles_per_split;
         int t1 = t0 + J->tiles_per_split;
         t1 = t1 < J->ntk ? t1 : J->ntk;
-        for (int t = t0; t < t1; t++) att_pack_tile(J, bg, t, w->tmp);
-        att_load_q(J, w, bg, 0, p->seq_len);
-        att_run_tiles(J, w, bg, 0, p->seq_len, t0, t1);
+        att_load_q(J, w, 0, u % per, (int)(u / per) * J->hb, 0,
+                   p->seq_len);
+        att_run_tiles(J, w, u % per, 0, 1, t0, t1);
         att_store_partial(J, w, it);
     }
 }
 static void *att_worker(void *arg)
 {
     att_job *J = arg;
+    const rope_attention_params *p = J->p;
     att_ws w;
     if (!att_ws_init(&w, J)) {
         atomic_store(&J->fail, 1);
@@ -801,21 +850,23 @@ static void *att_worker(void *arg)
             long it = atomic_fetch_add(&J->next, 1);
             if (it >= J->n_items || atomic_load(&J->fail)) break;
             att_do_item(J, &w, it);
+            long done = atomic_fetch_add(&J->done, 1) + 1;
+            if (p->progress) p->progress(p->progress_ctx, done, J->n_items);
         }
     }
     att_ws_free(&w);
     return NULL;
 }
 #define ATT_MAX_THREADS 256
-static void att_run_pass(att_job *J, int pass, long n_items, int nt)
+static void att_run_pass(att_job *J, int pass, long n_items)
 {
     pthread_t th[ATT_MAX_THREADS];
-    int started = 0;
+    int started = 0, nt = J->nt;
     J->pass = pass;
     J->n_items = n_items;
     atomic_store(&J->next, 0);
+    atomic_store(&J->done, 0);
     if (nt > n_items) nt = n_items > 0 ? (int)n_items : 1;
-    if (nt > ATT_MAX_THREADS) nt = ATT_MAX_THREADS;
     while (started < nt - 1
            && !pthread_create(&th[started], NULL, att_worker, J))
         started++;
@@ -833,11 +884,12 @@ static void att_store_partial(att_job *J, att_ws *w, long it)
                sizeof(float) * J->dp);
     }
 }
-static void att_merge_row(att_job *J, const float *ps, float *o,
-                          float *lse)
+static int att_merge_row(att_job *J, const float *ps, float *o,
+                         float *lse)
 {
     size_t stride = (size_t)J->dp + 2, sstr = J->M * stride;
     float mx = -INFINITY, L = 0;
+    int bad = 0;
     for (int s = 0; s < J->nsplit; s++)
         mx = ps[s * sstr] > mx ? ps[s * sstr] : mx;
     for (int c = 0; c < J->d; c++) o[c] = 0;
@@ -848,26 +900,37 @@ static void att_merge_row(att_job *J, const float *ps, float *o,
         L += wgt * st[1];
         for (int c = 0; c < J->d; c++) o[c] += wgt * st[2 + c];
     }
-    for (int c = 0; c < J->d; c++) o[c] /= L;
-    if (lse) *lse = att_lse(mx, L);
+    for (int c = 0; c < J->d; c++) {
+        o[c] /= L;
+        bad |= !isfinite(o[c]);
+    }
+    float lam = att_lse(mx, L);
+    if (lse) *lse = lam;
+    return bad | !isfinite(lam);
 }
 static void att_merge(att_job *J)
 {
     const rope_attention_params *p = J->p;
-    int n = p->seq_len, H = p->n_heads, Hk = p->n_kv_heads;
+    int n = p->seq_len, H = p->n_heads, Hk = p->n_kv_heads, bad = 0;
+    long per = (long)p->batch * Hk;
     size_t stride = (size_t)J->dp + 2;
-    for (long bg = 0; bg < (long)p->batch * Hk; bg++)
-        for (int hl = 0; hl < J->rep; hl++)
+    for (long u = 0; u < per * J->nhb; u++) {
+        long bg = u % per, h0 = (u / per) * J->hb;
+        for (int hl = 0; hl < att_heads_in(J, (int)h0); hl++)
             for (int i = 0; i < n; i++) {
-                long b = bg / Hk, h = (bg % Hk) * J->rep + hl;
-                const float *ps = J->part + ((size_t)bg * J->nsplit
+                long b = bg / Hk, h = (bg % Hk) * J->rep + h0 + hl;
+                const float *ps = J->part + ((size_t)u * J->nsplit
                     * J->M + (size_t)hl * J->bq + i) * stride;
                 float *lse = p->lse ? p->lse + (b * n + i) * H + h
                                     : NULL;
-                att_merge_row(J, ps, J->out + ((b * n + i) * H + h)
-                                            * J->d, lse);
+                bad |= att_merge_row(J, ps, J->out + ((b * n + i) * H
+                                                      + h) * J->d, lse);
             }
+    }
+    if (bad) atomic_store(&J->bad, 1);
 }
+static void att_plan(att_job *J, const rope_attention_params *p);
+
 int rope_attention(float *out, const float *q, const float *k,
                    const float *v, const rope_attention_params *p)
 {
@@ -875,58 +938,68 @@ int rope_attention(float *out, const float *q, const float *k,
     if (e) return e;
     att_job J;
     memset(&J, 0, sizeof J);
-    J.p = p; J.q = q; J.k = k; J.v = v; J.out = out;
-    J.d = p->head_dim;
-    J.dp = (p->head_dim + 15) / 16 * 16;
-    J.rep = p->n_heads / p->n_kv_heads;
-    J.ntk = (p->kv_len + ATT_BK - 1) / ATT_BK;
-    J.qscale = (float)(1.4426950408889634 / sqrt((double)J.d));
-    J.ker = att_pick(rope_simd_resolve(p->simd));
-    J.bq = (ATT_ROWS + J.rep - 1) / J.rep;
-    if (J.bq > p->seq_len) J.bq = p->seq_len;
-    J.nqb = (p->seq_len + J.bq - 1) / J.bq;
-    J.M = (J.rep * J.bq + 3) / 4 * 4;
-    long bg = (long)p->batch * p->n_kv_heads;
-    int nt = p->n_threads < 1 ? 1 : p->n_threads;
-    size_t pack = (size_t)bg * J.ntk * J.dp * ATT_BK;
-    J.kpack = att_alloc(sizeof(float) * pack);
-    J.vpack = att_alloc(sizeof(float) * pack);
-    if (J.kpack && J.vpack) {
-        if (J.nqb == 1 && J.ntk > 1 && !atomic_load(&J.fail)) {
-            J.tiles_per_split = (J.ntk + ATT_SPLIT_MAX - 1) / ATT_SPLIT_MAX;
-            if (J.tiles_per_split < 4) J.tiles_per_split = 4;
-            J.nsplit = (J.ntk + J.tiles_per_split - 1) / J.tiles_per_split;
-            J.part = att_alloc(sizeof(float) * bg * J.nsplit * J.M
-                               * (J.dp + 2));
-            if (J.part) {
-                att_run_pass(&J, 2, bg * J.nsplit, nt);
-                if (!atomic_load(&J.fail)) att_merge(&J);
-            } else {
-                atomic_store(&J.fail, 1);
-            }
-            free(J.part);
-        } else if (!atomic_load(&J.fail)) {
-            att_run_pass(&J, 0, bg * J.ntk, nt);
-            att_run_pass(&J, 1, bg * J.nqb, nt);
+    J.q = q; J.k = k; J.v = v; J.out = out;
+    att_plan(&J, p);
+    long units = (long)p->batch * p->n_kv_heads * J.nhb;
+    if (J.nsplit > 1) {
+        J.part = att_alloc(sizeof(float) * units * J.nsplit * J.M
+                           * (J.dp + 2));
+        if (J.part) {
+            att_run_pass(&J, 2, units * J.nsplit);
+            if (!atomic_load(&J.fail)) att_merge(&J);
+        } else {
+            atomic_store(&J.fail, 1);
         }
+        free(J.part);
     } else {
-        atomic_store(&J.fail, 1);
+        att_run_pass(&J, 1, units * J.nib);
     }
-    free(J.kpack); free(J.vpack);
-    return atomic_load(&J.fail) ? 7 : 0;
+    if (atomic_load(&J.fail)) return ROPE_ATTENTION_ENOMEM;
+    return atomic_load(&J.bad) ? ROPE_ATTENTION_ENONFINITE : 0;
+}
+static void att_plan(att_job *J, const rope_attention_params *p)
+{
+    J->p = p;
+    J->d = p->head_dim;
+    J->dp = (p->head_dim + 15) / 16 * 16;
+    J->rep = p->n_heads / p->n_kv_heads;
+    J->hb = J->rep < ATT_ROWS ? J->rep : ATT_ROWS;
+    J->nhb = (J->rep + J->hb - 1) / J->hb;
+    J->ntk = (p->kv_len + ATT_BK - 1) / ATT_BK;
+    J->qscale = (float)(1.4426950408889634 / sqrt((double)J->d));
+    J->ker = att_pick(rope_simd_resolve(p->simd));
+    J->bq = (ATT_ROWS + J->hb - 1) / J->hb;
+    if (J->bq > p->seq_len) J->bq = p->seq_len;
+    J->nqb = (p->seq_len + J->bq - 1) / J->bq;
+    J->nib = (J->nqb + ATT_IB - 1) / ATT_IB;
+    J->M = (J->hb * J->bq + 3) / 4 * 4;
+    size_t units = (size_t)p->batch * p->n_kv_heads * J->nhb;
+    size_t state = units * J->M * ((size_t)J->dp + 2) * sizeof(float);
+    long fit = (long)(ROPE_ATTENTION_PART_MIB * ATT_MIB / state);
+    J->tiles_per_split = (J->ntk + ATT_SPLIT_MAX - 1) / ATT_SPLIT_MAX;
+    if (J->tiles_per_split < 4) J->tiles_per_split = 4;
+    if (fit >= 2 && J->ntk > fit * J->tiles_per_split)
+        J->tiles_per_split = (int)((J->ntk + fit - 1) / fit);
+    J->nsplit = (J->ntk + J->tiles_per_split - 1) / J->tiles_per_split;
+    if (fit < 2 || J->nqb > 1) J->nsplit = 0; /* a prefill */
+    size_t fits = ROPE_ATTENTION_WS_MIB * ATT_MIB
+                  / (att_ws_floats(J) * sizeof(float));
+    J->nt = p->n_threads < 1 ? 1 : p->n_threads;
+    if (J->nt > ATT_MAX_THREADS) J->nt = ATT_MAX_THREADS;
+    if ((size_t)J->nt > fits) J->nt = fits > 0 ? (int)fits : 1;
 }
 size_t rope_attention_workspace_bytes(const rope_attention_params *p)
 {
     if (att_check(p)) return 0;
-    size_t dp = (size_t)(p->head_dim + 15) / 16 * 16;
-    size_t ntk = ((size_t)p->kv_len + ATT_BK - 1) / ATT_BK;
-    size_t bg = (size_t)p->batch * p->n_kv_heads;
-    size_t rep = (size_t)(p->n_heads / p->n_kv_heads);
-    size_t M = (rep * ((ATT_ROWS + rep - 1) / rep) + 3) / 4 * 4;
-    size_t nt = p->n_threads < 1 ? 1 : (size_t)p->n_threads;
-    size_t fl = 2 * bg * ntk * ATT_BK * dp
-                + nt * (M * (2 * dp + ATT_BK + 3) + dp)
-                + bg * ATT_SPLIT_MAX * M * (dp + 2);
+    att_job J;
+    memset(&J, 0, sizeof J);
+    att_plan(&J, p);
+    long units = (long)p->batch * p->n_kv_heads * J.nhb;
+    long items = J.nsplit > 1 ? units * J.nsplit : units * J.nib;
+    size_t nt = (size_t)(J.nt < items ? J.nt : items);
+    size_t fl = nt * att_ws_floats(&J);
+    if (J.nsplit > 1)
+        fl += (size_t)units * J.nsplit * J.M * ((size_t)J.dp + 2);
     return fl * sizeof(float);
 }
 static double att_now(void)

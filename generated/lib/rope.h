@@ -89,11 +89,21 @@ typedef struct rope_attention_params {
     int n_threads; /* < 1 means 1 */
     rope_simd simd;
     float *lse; /* out or NULL: [batch, seq_len, n_heads] */
+    void (*progress)(void *ctx, long done, long total); /* or NULL */
+    void *progress_ctx;
 } rope_attention_params;
+enum {
+    ROPE_ATTENTION_ENOMEM = 7, /* an allocation failed */
+    ROPE_ATTENTION_ENONFINITE = 8 /* an output is inf or NaN */
+};
 enum {
     ROPE_ATTENTION_BK = 64, /* keys per tile */
     ROPE_ATTENTION_ROWS = 64, /* rows (head, query) per block */
-    ROPE_ATTENTION_SPLIT_MAX = 16 /* decode: most key ranges */
+    ROPE_ATTENTION_SPLIT_MAX = 16, /* decode: most key ranges */
+    ROPE_ATTENTION_ITEM_BLOCKS = 4, /* prefill: row blocks per item */
+    ROPE_ATTENTION_MAX_HEAD_DIM = 1024, /* widest head it tiles */
+    ROPE_ATTENTION_WS_MIB = 32, /* all threads' workspaces, at most */
+    ROPE_ATTENTION_PART_MIB = 16 /* decode partial states, at most */
 };
 typedef enum {
     ROPE_RING_CONTIGUOUS, /* rank r: chunk r of P */

@@ -1,8 +1,13 @@
 /* test-attention.c: the claims of chapter 5. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* wait4 */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <pty.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "tests.h"
 
@@ -119,6 +124,33 @@ static void att_make_bad_files(const char *dir)
     att_put_bytes(dir, "f8.npy", buf, n);
     buf[0] = 'X';
     att_put_bytes(dir, "magic.npy", buf, n);
+}
+static void att_put_qkv(const char *dir, const long *shape,
+                        uint64_t seed)
+{
+    size_t n = (size_t)shape[0] * shape[1] * shape[2] * shape[3];
+    static const char *const name[3] = {"q.npy", "k.npy", "v.npy"};
+    for (int j = 0; j < 3; j++) {
+        float *x = att_random(n, &seed);
+        att_put_npy(dir, name[j], x, 4, shape);
+        free(x);
+    }
+}
+static int att_run_peak(char *const *argv, long *peak_kib)
+{
+    int st = 0;
+    struct rusage ru;
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) { dup2(fd, 1); dup2(fd, 2); }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    ck_assert(wait4(pid, &st, 0, &ru) == pid);
+    *peak_kib = ru.ru_maxrss;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 START_TEST(test_attention_two_keys_closed_form)
 {
@@ -448,24 +480,86 @@ START_TEST(test_attention_rejects_bad_arguments)
     ck_assert_int_ne(rope_attention_naive(out, a.q, a.k, a.v, &p), 0);
     p = a.p; p.head_dim = 63; /* odd with RoPE */
     ck_assert_int_ne(rope_attention(out, a.q, a.k, a.v, &p), 0);
+    p = a.p; p.head_dim = ROPE_ATTENTION_MAX_HEAD_DIM + 2; /* too wide */
+    ck_assert_int_ne(rope_attention(out, a.q, a.k, a.v, &p), 0);
+    ck_assert_int_eq(rope_attention_workspace_bytes(&p), 0);
     ck_assert(out[0] == keep);
     att_free(&a);
 }
 END_TEST
-static size_t att_ws_bytes(int n)
+static size_t att_ws_bytes(int n, int nkv, int h, int hkv, int d,
+                           int threads)
 {
     rope_attention_params p = {
-        .batch = 1, .seq_len = n, .kv_len = n, .n_heads = 8,
-        .n_kv_heads = 2, .head_dim = 64, .causal = 1, .n_threads = 2
+        .batch = 1, .seq_len = n, .kv_len = nkv, .n_heads = h,
+        .n_kv_heads = hkv, .head_dim = d, .causal = 1,
+        .n_threads = threads
     };
     return rope_attention_workspace_bytes(&p);
 }
-START_TEST(test_attention_workspace_is_linear)
+START_TEST(test_attention_workspace_is_bounded)
 {
-    size_t w1 = att_ws_bytes(16384), w2 = att_ws_bytes(32768);
-    size_t kv = sizeof(float) * 2 * (size_t)32768 * 2 * 64;
-    ck_assert(w2 <= 2 * w1);
-    ck_assert(w2 >= kv && w2 <= kv + kv / 20);
+    size_t w1 = att_ws_bytes(1 << 14, 1 << 14, 8, 2, 64, 1);
+    size_t cap = (size_t)(ROPE_ATTENTION_WS_MIB + ROPE_ATTENTION_PART_MIB)
+                 << 20;
+    ck_assert(w1 > 0);
+    ck_assert(att_ws_bytes(1 << 20, 1 << 20, 8, 2, 64, 1) == w1);
+    ck_assert(att_ws_bytes(1 << 14, 1 << 14, 8, 2, 64, 2) == 2 * w1);
+    ck_assert(att_ws_bytes(1, 1, 1 << 20, 1 << 20, 1, 1) < 65536);
+    ck_assert(att_ws_bytes(1, 4096, 1 << 16, 1 << 16, 64, 2) <= cap);
+    ck_assert(att_ws_bytes(1, 4096, 4096, 1, 128, 256) <= cap);
+    ck_assert(att_ws_bytes(4096, 4096, 8, 8, ROPE_ATTENTION_MAX_HEAD_DIM,
+                           256) <= cap);
+}
+END_TEST
+START_TEST(test_attention_wide_groups)
+{
+    static const int len[2][2] = {{5, 70}, {1, 640}};
+    rope_simd paths[3];
+    int np = att_paths(paths);
+    for (int c = 0; c < 2; c++) {
+        att_problem a;
+        att_make(&a, len[c][0], len[c][1], 130, 1, 8, 3, 77 + c);
+        float *want = malloc(sizeof(float) * a.nq);
+        float *got = malloc(sizeof(float) * a.nq);
+        ck_assert(want && got);
+        ck_assert_int_eq(rope_attention_naive(want, a.q, a.k, a.v, &a.p),
+                         0);
+        for (int i = 0; i < np; i++) {
+            a.p.simd = paths[i];
+            ck_assert_int_eq(rope_attention(got, a.q, a.k, a.v, &a.p), 0);
+            ck_assert_msg(att_maxdiff(got, want, a.nq) <= ATT_TOL,
+                          "case %d path %s", c, rope_simd_name(paths[i]));
+        }
+        free(want); free(got); att_free(&a);
+    }
+}
+END_TEST
+START_TEST(test_attention_overflow_is_an_error)
+{
+    static const int len[2][2] = {{70, 70}, {1, 640}};
+    rope_simd paths[3];
+    int np = att_paths(paths);
+    for (int c = 0; c < 4; c++) {
+        att_problem a;
+        att_make(&a, len[c % 2][0], len[c % 2][1], 8, 2, 16, 0, 5);
+        float big = c < 2 ? 1e30f : 1e15f;
+        int want = c < 2 ? ROPE_ATTENTION_ENONFINITE : 0;
+        float *out = malloc(sizeof(float) * a.nq);
+        ck_assert(out != NULL);
+        for (size_t i = 0; i < a.nq; i++) a.q[i] = big;
+        for (size_t i = 0; i < a.nkv; i++) a.k[i] = big;
+        ck_assert_int_eq(rope_attention_naive(out, a.q, a.k, a.v, &a.p),
+                         want);
+        for (int i = 0; i < np; i++) {
+            a.p.simd = paths[i];
+            ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p),
+                             want);
+            for (size_t j = 0; want == 0 && j < a.nq; j++)
+                ck_assert(isfinite(out[j]));
+        }
+        free(out); att_free(&a);
+    }
 }
 END_TEST
 typedef struct {
@@ -683,6 +777,149 @@ START_TEST(test_attention_cli_full_disk_keeps_the_output)
     ck_assert_msg(rmdir(dir) == 0, "a temporary is left in %s", dir);
 }
 END_TEST
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ATT_SANITIZED 1
+#else
+#define ATT_SANITIZED 0
+#endif
+static const long att_peak_shapes[3][4] = {
+    {1, 1, 1L << 20, 1}, {1, 65536, 1, 2}, {1, 4096, 64, 2}
+};
+
+START_TEST(test_attention_cli_peak_memory)
+{
+    const long *shape = att_peak_shapes[_i];
+    char dir[] = "/tmp/rope-attention-XXXXXX", f[4][256];
+    long peak;
+    if (ATT_SANITIZED && _i == 1) return;
+    ck_assert(mkdtemp(dir) != NULL);
+    att_put_qkv(dir, shape, 500 + (uint64_t)_i);
+    static const char *const name[4] = {"q", "k", "v", "o"};
+    for (int j = 0; j < 4; j++)
+        snprintf(f[j], sizeof f[j], "%s/%s.npy", dir, name[j]);
+    char *argv[] = {getenv("ROPE_CLI"), "attention", "--q", f[0],
+                    "--k", f[1], "--v", f[2], "--out", f[3],
+                    "--threads", "2", _i == 0 ? "--no-rope" : NULL,
+                    NULL};
+    ck_assert(argv[0] != NULL);
+    int st = att_run_peak(argv, &peak);
+    ck_assert_msg(st == 0, "shape %d: status %d", _i, st);
+    size_t bytes = 4 * sizeof(float) * (size_t)shape[0] * shape[1]
+                   * shape[2] * shape[3];
+    long bound_kib = (long)((2 * bytes + ((size_t)64 << 20)) / 1024);
+    ck_assert_msg(ATT_SANITIZED || peak < bound_kib,
+                  "shape %d: peak %ld KiB, bound %ld KiB", _i, peak,
+                  bound_kib);
+    for (int j = 0; j < 4; j++) remove(f[j]);
+    rmdir(dir);
+}
+END_TEST
+START_TEST(test_attention_cli_out_of_memory)
+{
+    char dir[] = "/tmp/rope-attention-XXXXXX", args[1024], path[256];
+    if (ATT_SANITIZED) return;
+    ck_assert(mkdtemp(dir) != NULL);
+    att_put_qkv(dir, att_peak_shapes[0], 600);
+    snprintf(args, sizeof args, "attention --no-rope --q %s/q.npy "
+             "--k %s/k.npy --v %s/v.npy --out %s/o.npy", dir, dir, dir,
+             dir);
+    cli_result r = cli_run_in("ulimit -v 16384;", args, NULL);
+    ck_assert_msg(r.status == 2, "status %d", r.status);
+    ck_assert_int_eq(cli_line_count(r.err), 1);
+    ck_assert_msg(strncmp(r.err, "rope: error: out of memory: needs ",
+                          34) == 0 && strstr(r.err, " MiB for "),
+                  "%s", r.err);
+    cli_result_free(&r);
+    static const char *const made[] = {"q.npy", "k.npy", "v.npy"};
+    for (int j = 0; j < 3; j++) {
+        snprintf(path, sizeof path, "%s/%s", dir, made[j]);
+        remove(path);
+    }
+    ck_assert_msg(rmdir(dir) == 0, "an output is left in %s", dir);
+}
+END_TEST
+static const struct { float q, k, v; const char *says; }
+att_overflow[] = {
+    {1e30f, 1e30f, 0.5f, "the scores of --q and --k overflow float"},
+    {0.5f, 0.5f, 3e38f, "the weighted sums of --v overflow float"},
+    {INFINITY, 0.5f, 0.5f, "--q holds inf or NaN"},
+};
+
+START_TEST(test_attention_cli_refuses_overflow)
+{
+    char dir[] = "/tmp/rope-attention-XXXXXX", args[1024], path[256];
+    const long shape[4] = {1, 4, 2, 8};
+    float x[3][64];
+    static const char *const made[] = {"q.npy", "k.npy", "v.npy"};
+    ck_assert(mkdtemp(dir) != NULL);
+    for (int i = 0; i < 64; i++) {
+        x[0][i] = att_overflow[_i].q;
+        x[1][i] = att_overflow[_i].k;
+        x[2][i] = att_overflow[_i].v;
+    }
+    for (int j = 0; j < 3; j++) att_put_npy(dir, made[j], x[j], 4, shape);
+    snprintf(args, sizeof args, "attention --q %s/q.npy --k %s/k.npy "
+             "--v %s/v.npy --out %s/o.npy", dir, dir, dir, dir);
+    cli_result r = cli_run(args);
+    ck_assert_msg(r.status == 2, "status %d", r.status);
+    ck_assert_int_eq(cli_line_count(r.err), 1);
+    ck_assert_msg(strncmp(r.err, "rope: error: the attention output is "
+                          "not finite: ", 49) == 0
+                  && strstr(r.err, att_overflow[_i].says), "%s", r.err);
+    cli_result_free(&r);
+    for (int j = 0; j < 3; j++) {
+        snprintf(path, sizeof path, "%s/%s", dir, made[j]);
+        remove(path);
+    }
+    ck_assert_msg(rmdir(dir) == 0, "an output is left in %s", dir);
+}
+END_TEST
+START_TEST(test_attention_cli_progress_on_a_terminal)
+{
+    char dir[] = "/tmp/rope-attention-XXXXXX", args[1024], f[4][128];
+    char buf[8192];
+    const long shape[4] = {1, 200, 2, 16};
+    static const char *const name[4] = {"q", "k", "v", "o"};
+    size_t n = 0;
+    int st, fd;
+    ck_assert(mkdtemp(dir) != NULL);
+    att_put_qkv(dir, shape, 700);
+    for (int j = 0; j < 4; j++)
+        snprintf(f[j], sizeof f[j], "%s/%s.npy", dir, name[j]);
+    const char *prog = getenv("ROPE_CLI");
+    ck_assert(prog != NULL);
+    pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        setenv("ROPE_PROGRESS_AFTER", "0", 1);
+        execl(prog, prog, "attention", "--q", f[0], "--k", f[1], "--v", f[2],
+              "--out", f[3], (char *)NULL);
+        _exit(127);
+    }
+    for (;;) {
+        ssize_t got = read(fd, buf + n, sizeof buf - 1 - n);
+        if (got > 0) n += (size_t)got;
+        else if (got < 0 && errno == EINTR) continue;
+        if (got <= 0 || n == sizeof buf - 1) break;
+    }
+    buf[n] = '\0';
+    close(fd);
+    ck_assert(waitpid(pid, &st, 0) == pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", buf);
+    ck_assert_msg(strstr(buf, "rope: attention ")
+                  && strstr(buf, "% (") && strstr(buf, " s elapsed, about "),
+                  "no progress line in '%s'", buf);
+    snprintf(args, sizeof args, "attention --q %s --k %s --v %s "
+             "--out %s", f[0], f[1], f[2], f[3]);
+    cli_result r = cli_run_in("ROPE_PROGRESS_AFTER=0", args, NULL);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_str_eq(r.err, "");
+    ck_assert_str_eq(r.out, "");
+    cli_result_free(&r);
+    for (int j = 0; j < 4; j++) remove(f[j]);
+    rmdir(dir);
+}
+END_TEST
 
 Suite *attention_suite(void)
 {
@@ -702,11 +939,17 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_exp2_accuracy);
     tcase_add_test(tc, test_attention_simd_env);
     tcase_add_test(tc, test_attention_rejects_bad_arguments);
-    tcase_add_test(tc, test_attention_workspace_is_linear);
+    tcase_add_test(tc, test_attention_workspace_is_bounded);
+    tcase_add_test(tc, test_attention_wide_groups);
+    tcase_add_test(tc, test_attention_overflow_is_an_error);
     tcase_add_loop_test(tc, test_attention_cli_equals_the_library, 0,
                         N_ATT_CLI_CASES);
     tcase_add_loop_test(tc, test_attention_cli_bad_calls, 0, N_ATT_CLI_BAD);
     tcase_add_test(tc, test_attention_cli_full_disk_keeps_the_output);
+    tcase_add_loop_test(tc, test_attention_cli_peak_memory, 0, 3);
+    tcase_add_test(tc, test_attention_cli_out_of_memory);
+    tcase_add_loop_test(tc, test_attention_cli_refuses_overflow, 0, 3);
+    tcase_add_test(tc, test_attention_cli_progress_on_a_terminal);
     suite_add_tcase(s, tc);
     return s;
 }

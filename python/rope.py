@@ -47,7 +47,8 @@ class _AttentionParams(ctypes.Structure):
                 ("freqs_cos", _float_p), ("freqs_sin", _float_p),
                 ("table_len", ctypes.c_long), ("pairing", ctypes.c_int),
                 ("keys_rotated", ctypes.c_int), ("n_threads", ctypes.c_int),
-                ("simd", ctypes.c_int), ("lse", _float_p)]
+                ("simd", ctypes.c_int), ("lse", _float_p),
+                ("progress", ctypes.c_void_p), ("progress_ctx", ctypes.c_void_p)]
 _lib = None
 
 

@@ -64,6 +64,33 @@ def reference_attention(q, k, v, cos, sin):
     return np.einsum("hij,jhd->ihd", w, vr)[None]
 
 
+class TestHeader(unittest.TestCase):
+    def c_fields(self, name):
+        import re
+        with open(os.path.join(ROOT, "generated", "lib", "rope.h")) as f:
+            text = f.read()
+        body = text.split("typedef struct %s {" % name)[1]
+        body = body.split("} %s;" % name)[0]
+        body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+        names = []
+        for decl in body.split(";"):
+            if not decl.strip():
+                continue
+            m = re.search(r"\(\*\s*(\w+)\)", decl)
+            if m:
+                names.append(m.group(1))
+                continue
+            for piece in decl.split(","):
+                names.append(re.findall(r"\w+", piece)[-1])
+        return names
+
+    def test_the_structures_follow_the_header(self):
+        for cname, cls in (("rope_scaling", rope._Scaling),
+                           ("rope_attention_params", rope._AttentionParams)):
+            self.assertEqual([f[0] for f in cls._fields_],
+                             self.c_fields(cname), cname)
+
+
 class TestTables(unittest.TestCase):
     def test_plain_tables_equal_the_cli(self):
         cos, sin = rope.precompute_freqs_cis(64, 32, 1e6)

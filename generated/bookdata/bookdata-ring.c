@@ -171,19 +171,19 @@ int bookdata_ring(const char *dir)
     bd_def(f, "ring-pmax-25", "%.0f",
            floor(m[0].n / rope_ring_model_min_block(&m[0])));
     FILE *dat = bd_open(dir, "ring-model.dat");
-    fprintf(dat, "P t25 t100 t400 tcomm25\n");
-    for (int P = 8; P <= 1024; P *= 2) {
-        double comm;
-        fprintf(dat, "%d", P);
+    fprintf(dat, "P t25 t100 t400 tcomm25 tcomm100 tcomm400\n");
+    for (long P = 8; P <= 262144; P *= 2) {
+        double comm[3];
+        fprintf(dat, "%ld", P);
         for (int i = 0; i < 3; i++)
-            fprintf(dat, " %.6g", rope_ring_model_layer(&m[i], P, NULL,
-                                                        i == 0 ? &comm : NULL));
-        fprintf(dat, " %.6g\n", comm);
+            fprintf(dat, " %.6g", rope_ring_model_layer(&m[i], (int)P, NULL,
+                                                        &comm[i]));
+        fprintf(dat, " %.6g %.6g %.6g\n", comm[0], comm[1], comm[2]);
         if (P == 8 || P == 1024) {
             char key[32], val[64];
-            snprintf(key, sizeof key, "ring-t-%d", P);
-            ring_time(val, sizeof val, rope_ring_model_layer(&m[0], P, NULL,
-                                                             NULL));
+            snprintf(key, sizeof key, "ring-t-%ld", P);
+            ring_time(val, sizeof val,
+                      rope_ring_model_layer(&m[0], (int)P, NULL, NULL));
             bd_def(f, key, "%s", val);
         }
     }
@@ -228,8 +228,11 @@ int bookdata_ring(const char *dir)
                &ek, &er) != 2)
         exit(1);
     ring_sci(e1, sizeof e1, fmax(fmax(ek, er), 1e-12));
-    (void)e2;
     bd_def(f, "ring-test-maxerr", "%s", e1);
+    const double lse_typ = log(1000.0) + 2;
+    bd_def(f, "ring-lse-typ", "%.1f", lse_typ);
+    ring_sci(e2, sizeof e2, 0x1p-24 * (2 * lse_typ + 1));
+    bd_def(f, "ring-merge-bound", "%s", e2);
     bd_close(f);
     return 0;
 }

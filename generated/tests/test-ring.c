@@ -148,6 +148,29 @@ START_TEST(test_ring_zigzag_balances_the_causal_work)
     }
 }
 END_TEST
+START_TEST(test_ring_zigzag_balances_every_step)
+{
+    for (int P = 1; P <= 8; P++) {
+        long c = 7, n = 2L * P * c;
+        rope_ring_shard sh[8];
+        for (int r = 0; r < P; r++)
+            ck_assert_int_eq(rope_ring_shard_of(&sh[r], ROPE_RING_ZIGZAG,
+                                                P, r, n), 0);
+        for (int r = 0; r < P; r++)
+            for (int s = 0; s < P; s++) {
+                const rope_ring_shard *me = &sh[r];
+                const rope_ring_shard *held = &sh[(r - s + P) % P];
+                double w = 0;
+                for (int a = 0; a < me->n_chunks; a++)
+                    for (int b = 0; b < held->n_chunks; b++)
+                        w += rope_ring_block_pairs(me->len[a], held->len[b],
+                            rope_ring_block_kind(me->chunk[a],
+                                                 held->chunk[b], 1));
+                ck_assert_double_eq(w, 2.0 * c * c + (s == 0 ? c : 0));
+            }
+    }
+}
+END_TEST
 START_TEST(test_ring_model_min_block)
 {
     static const double bw[3] = {3.125e9, 12.5e9, 50e9};
@@ -339,6 +362,7 @@ Suite *ring_suite(void)
     tcase_add_test(tc, test_ring_block_kinds_match_the_tokens);
     tcase_add_test(tc, test_ring_merge_is_exact);
     tcase_add_test(tc, test_ring_zigzag_balances_the_causal_work);
+    tcase_add_test(tc, test_ring_zigzag_balances_every_step);
     tcase_add_test(tc, test_ring_model_min_block);
     tcase_add_loop_test(tc, test_ring_equals_one_process, 1, 5);
     tcase_add_test(tc, test_ring_errors_reach_every_rank);

@@ -9,13 +9,18 @@ process.stdin.on("end", () => {
   const out = items.map(([tex, display]) => {
     try {
       return katex.renderToString(tex, { displayMode: display,
-        throwOnError: true, trust: true, strict: "ignore", output: "htmlAndMathml" });
+        throwOnError: true, trust: true, strict: "ignore",
+        output: "htmlAndMathml" });
     } catch (e) {
       failed += 1;
-      process.stderr.write("katex-render: " + e.message + "\n  in: " + tex + "\n");
+      process.stderr.write("katex-render: " + e.message + "\n  in: " + tex
+        + "\n");
       return "";
     }
   });
-  if (failed) { process.stderr.write("katex-render: " + failed + " formulas failed\n"); process.exit(1); }
+  if (failed) {
+    process.stderr.write("katex-render: " + failed + " formulas failed\n");
+    process.exit(1);
+  }
   process.stdout.write(JSON.stringify(out));
 });

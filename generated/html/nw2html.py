@@ -242,7 +242,8 @@ def segments(s):
         if c == "$":
             if s.startswith("$$", i):
                 end = s.index("$$", i + 2)
-                push_text(i); out.append(("display", "", s[i + 2:end], s[i:end + 2]))
+                push_text(i)
+                out.append(("display", "", s[i + 2:end], s[i:end + 2]))
                 i = start = end + 2; continue
             j = i + 1
             while s[j] != "$":
@@ -321,6 +322,7 @@ class Book:
         if base == "equation": base = "equation"
         tex = "\\begin{%s*}%s\\end{%s*}" % (base, "\\\\".join(out), base)
         return "".join(token(a) for a in anchors) + self.math_token(tex, True)
+    # ---- the prose of one page
     def link(self, label, text):
         return token('<a href="%s">%s</a>' % (ref(label), html.escape(text)))
 
@@ -528,8 +530,11 @@ def split_pages(body):
         numbered = not m.group(2) and mode in ("arabic", "W", "appendix")
         if numbered:
             n += 1
-            if mode == "arabic": num, fname, label = str(n), "chapter-%d" % n, "Chapter %d" % n
-            elif mode == "W": num, fname, label = "W%d" % n, "workshop-%d" % n, "Chapter W%d" % n
+            if mode == "arabic":
+                num, fname, label = str(n), "chapter-%d" % n, "Chapter %d" % n
+            elif mode == "W":
+                num, fname = "W%d" % n, "workshop-%d" % n
+                label = "Chapter W%d" % n
             else:
                 num = chr(ord("A") + n - 1)
                 fname, label = "appendix-%s" % num.lower(), "Appendix %s" % num
@@ -638,7 +643,8 @@ def main():
                  "\n\n" + token('<span id="cite-%s" class="bibnum">[%s]</span>'
                                 % (m.group(1), cites.get(m.group(1), "?"))), bbl)
     bbl = re.sub(r"\\begin\{thebibliography\}\{[^}]*\}|\\end\{thebibliography\}"
-                 r"|\\providecommand.*|\\expandafter.*|\\newblock|\\natexlab\{([^}]*)\}", lambda m: m.group(1) or "", bbl)
+                 r"|\\providecommand.*|\\expandafter.*|\\newblock"
+                 r"|\\natexlab\{([^}]*)\}", lambda m: m.group(1) or "", bbl)
     pages.append({"title": "References", "num": None, "file": "references.html",
                   "label": None, "tex": bbl})
     os.makedirs(a.out, exist_ok=True)
@@ -733,7 +739,8 @@ def write_site(a, pages, parts, chunks, num, book):
         if k in starts:
             pi = parts.index(starts[k])
             toc.append('<li class="part" id="%s">Part %s: %s</li>' % (
-                starts[k][2] or "part-%d" % pi, roman[pi], html.escape(starts[k][1])))
+                starts[k][2] or "part-%d" % pi, roman[pi],
+                html.escape(starts[k][1])))
         secs = re.findall(r'<h2[^>]*\sid="([^"]+)"[^>]*>(.*?)</h2>', p["html"])
         toc.append('<li class="chapter"><a href="%s">%s%s</a>' % (
             p["file"], (p["label"] + ". ") if p["label"] else "",

@@ -29,7 +29,8 @@ function inspect() {
   return {
     text: clone.textContent,
     ids: [...document.querySelectorAll("[id]")].map((e) => e.id),
-    links: [...document.querySelectorAll("a[href]")].map((a) => a.getAttribute("href")),
+    links: [...document.querySelectorAll("a[href]")].map(
+      (a) => a.getAttribute("href")),
     images: [...document.images].map((i) => ({ src: i.getAttribute("src"),
       ok: i.complete && i.naturalWidth > 0 })),
     vals: [...document.querySelectorAll("[data-val]")].map((e) => {
@@ -65,7 +66,9 @@ async function shoot(page, file, id, name) {
       "--disable-sync"] });
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   let current = "";
-  page.on("console", (m) => { if (m.type() === "error") fail(current, "console error: " + m.text()); });
+  page.on("console", (m) => {
+    if (m.type() === "error") fail(current, "console error: " + m.text());
+  });
   page.on("pageerror", (e) => fail(current, "page error: " + e.message));
   page.on("requestfailed", (r) => fail(current, "failed to load " + r.url()));
   const ids = {}, links = {};
@@ -96,7 +99,8 @@ async function shoot(page, file, id, name) {
       if (shown.length === 0) fail(file, "the value " + key + " is not shown");
       for (const v of shown)
         if (digits(v.text) !== digits(value))
-          fail(file, "the value " + key + " shows '" + v.text + "', the book data say '" + value + "'");
+          fail(file, "the value " + key + " shows '" + v.text +
+            "', the book data say '" + value + "'");
     }
     // A phone: no horizontal scrolling of the page itself.
     await page.setViewportSize({ width: 400, height: 860 });
@@ -110,17 +114,21 @@ async function shoot(page, file, id, name) {
         let a = e.parentElement, inside = false;
         for (; a && a !== document.body; a = a.parentElement)
           if (getComputedStyle(a).overflowX !== "visible") { inside = true; break; }
-        if (!inside) cut.push(e.tagName.toLowerCase() + " '" + e.textContent.slice(0, 40) + "'");
+        if (!inside)
+          cut.push(e.tagName.toLowerCase() + " '" + e.textContent.slice(0, 40) + "'");
       }
       return { scroll: document.documentElement.scrollWidth - W, cut };
     });
-    if (wide.scroll > 0) fail(file, "scrolls sideways by " + wide.scroll + " px at 400 px wide");
-    for (const c of wide.cut.slice(0, 3)) fail(file, "wider than 400 px and not in a scrolling box: " + c);
+    if (wide.scroll > 0)
+      fail(file, "scrolls sideways by " + wide.scroll + " px at 400 px wide");
+    for (const c of wide.cut.slice(0, 3))
+      fail(file, "wider than 400 px and not in a scrolling box: " + c);
   }
   for (const file of files) {
     for (const href of links[file]) {
       if (/^https?:/.test(href)) {
-        if (/minimind/.test(href) && !/\/blob\/d65ef2c\/model\/model_minimind\.py#L\d+(-L\d+)?$/.test(href))
+        const at = /\/blob\/d65ef2c\/model\/model_minimind\.py#L\d+(-L\d+)?$/;
+        if (/minimind/.test(href) && !at.test(href))
           fail(file, "a MiniMind link not at commit d65ef2c: " + href);
         continue;
       }
@@ -138,8 +146,10 @@ async function shoot(page, file, id, name) {
   await shoot(page, "chapter-5.html", "fig:attention-tiles", "ch5-tiles");
   await browser.close();
   for (const p of problems.slice(0, 60)) console.error("test-html: " + p);
-  if (problems.length > 60) console.error("test-html: ... and " + (problems.length - 60) + " more");
-  console.log("test-html: " + files.length + " pages, " + nlinks + " internal links, " +
-    nimages + " images, " + nvals + " book values checked; " + problems.length + " problems");
+  if (problems.length > 60)
+    console.error("test-html: ... and " + (problems.length - 60) + " more");
+  console.log("test-html: " + files.length + " pages, " + nlinks +
+    " internal links, " + nimages + " images, " + nvals +
+    " book values checked; " + problems.length + " problems");
   process.exit(problems.length ? 1 : 0);
 })().catch((e) => { console.error("test-html: " + e.message); process.exit(2); });

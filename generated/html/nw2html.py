@@ -463,7 +463,6 @@ class Book:
     def page_body(self, name, tex, chapno):
         self.page, self.chapno, self.eqno, self.exno = name, chapno, 0, 0
         self.vals[name] = {}
-        tex = self.verbatim(tex)
         tex = replace_cmd(tex, "index", 1, lambda a: "")
         tex = self.floats(tex)
         tex = self.exercises(tex)
@@ -621,7 +620,10 @@ def main():
     preamble, body = whole[:b], whole[b + len("\\begin{document}"):e]
     body = replace_cmd(body, "input", 1, lambda f: open(os.path.join(
         a.data, f.replace("\\datadir", "").strip())).read())
-    body = strip_comments(body)
+    values = read_values(a.data)
+    labels, cites = read_aux(a.aux)
+    book = Book(values, labels, cites)
+    body = strip_comments(book.verbatim(body))
     macros = collect_macros(strip_comments(preamble) + body)
     local = "".join(m.group(0) + "\n" for m in re.finditer(
         r"^\\(?:providecommand|newcommand)\{?\\[a-zA-Z]+\}?(?:\[\d\])?\{.*\}$",
@@ -633,9 +635,6 @@ def main():
                   r"\{?\\[a-zA-Z]+\}?(?:\[\d\])?\{.*\}$", "", body, flags=re.M)
     body = re.sub(r"\\def\\[a-zA-Z]+\{[^\n]*\}", "", body)
     body = expand_macros(body, macros)
-    values = read_values(a.data)
-    labels, cites = read_aux(a.aux)
-    book = Book(values, labels, cites)
     pages, parts = split_pages(body)
     # the references, from the book's own bibliography
     with open(a.bbl) as f: bbl = f.read()

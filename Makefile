@@ -11,6 +11,7 @@
 #   make check-generated      fail if generated/ differs from a fresh tangle
 #   make lint          fail if the chunk roots differ from the expected list
 #   make bench         the attention benchmark of chapter 5
+#   make fuzz          the fuzz targets, FUZZ_SECONDS (60) each
 #   make deps          install the Debian packages the project needs
 #   make clean
 
@@ -40,8 +41,10 @@ FILE_4 := chapters/04-long-context.nw
 NAME_4 := scaling
 FILE_5 := chapters/05-attention.nw
 NAME_5 := attention
+FILE_6 := chapters/06-beyond-one-machine.nw
+NAME_6 := ring
 
-CHAPTERS := $(strip $(foreach n,1 2 3 4 5,$(if $(wildcard $(FILE_$n)),$n)))
+CHAPTERS := $(strip $(foreach n,1 2 3 4 5 6,$(if $(wildcard $(FILE_$n)),$n)))
 NAMES := $(foreach n,$(CHAPTERS),$(NAME_$n))
 
 # Roots beyond the standard set of a chapter (one line per chapter).
@@ -55,6 +58,9 @@ EXTRA_ROOTS_4 :=
 
 EXTRA_ROOTS_5 := generated/bench/bench-attention.c \
   generated/bench/bench-harness.c generated/bench/bench-harness.h
+
+EXTRA_ROOTS_6 := generated/lib/rope-ring.h generated/lib/ring-mpi.c \
+  generated/cli/rope-ring-cli.c generated/tests/test-ring-mpi.c
 
 # ---------------------------------------------------------------- roots
 # The list of roots is the list of generated files; `make lint` holds the
@@ -145,6 +151,21 @@ $(B)/librope.a: $(LIB_OBJS)
 $(B)/rope: $(CLI_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Chapter 6: the ring over MPI.  Only these files include mpi.h; mpicc
+# compiles them into build/mpi and links build/rope-ring (the CLI's
+# objects without rope-cli.o's main) and the MPI test program.
+MPICC := mpicc
+RING := $(if $(filter ring,$(NAMES)),$(B)/rope-ring $(B)/test-ring-mpi)
+RING_ENV := ROPE_RING=$(B)/rope-ring ROPE_RING_TEST=$(B)/test-ring-mpi
+$(B)/mpi/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
+	@mkdir -p $(@D)
+	$(MPICC) $(ALLCFLAGS) -c $< -o $@
+$(B)/rope-ring: $(B)/mpi/rope-ring-cli.o $(B)/mpi/ring-mpi.o \
+    $(filter-out $(B)/obj/rope-cli.o,$(CLI_OBJS)) $(B)/librope.a
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/test-ring-mpi: $(B)/mpi/test-ring-mpi.o $(B)/mpi/ring-mpi.o $(B)/librope.a
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # ---------------------------------------------------------------- tests
 $(B)/test-rope: $(TEST_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
@@ -154,8 +175,8 @@ $(B)/test-rope: $(TEST_OBJS) $(B)/librope.a
 STARTER_OBJS := $(foreach m,$(NAMES),$(B)/obj/exercises-$m-starter.o)
 
 test: deps
-	@$(MAKE) --no-print-directory $(B)/test-rope $(B)/rope $(STARTER_OBJS)
-	ROPE_CLI=$(B)/rope $(B)/test-rope $(CHAPTER)
+	@$(MAKE) --no-print-directory $(B)/test-rope $(B)/rope $(STARTER_OBJS) $(RING)
+	ROPE_CLI=$(B)/rope $(RING_ENV) $(B)/test-rope $(CHAPTER)
 
 # The learner's flow: your answers live in tests/exercises/NAME.c (made from
 # the starter the first time, never overwritten), checked by the same tests
@@ -189,9 +210,9 @@ $(B)/exercise-%: $(B)/obj/exercise-main-%.o $(B)/obj/test-exercises-%.o \
 $(B)/bookdata: $(BOOKDATA_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-build/data/.stamp: $(B)/bookdata
+build/data/.stamp: $(B)/bookdata $(RING)
 	@mkdir -p build/data
-	$(B)/bookdata build/data
+	$(RING_ENV) $(B)/bookdata build/data
 	touch $@
 
 build/book/rope.tex: $(NW) Makefile
@@ -272,6 +293,53 @@ test-html: html
 	NODE_PATH=build/html-node/node_modules node $(HT)/test-html.js \
 	  book/html build/html-shots
 
+# ---------------------------------------------------------------- fuzz
+# make fuzz [FUZZ_SECONDS=60]: the libFuzzer targets of the frame of the
+# workshop ("Fuzzing"), built with clang under ASan+UBSan in build/fuzz
+# and run one after the other on their seeds (tests/fuzz/NAME/) and the
+# corpus of earlier runs; fails at the first finding.
+FUZZ_TARGETS := npy cli
+ROOTS += $(foreach t,$(FUZZ_TARGETS),generated/fuzz/fuzz-$t.c)
+FUZZ_PACKAGES := clang libclang-rt-14-dev
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz
+FZ := build/fuzz
+FUZZ_CC := clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
+  -fno-omit-frame-pointer
+# clang knows no optimize attribute (chapter 5 asks gcc for one).
+FUZZ_CFLAGS = $(WARN) -Wno-unknown-attributes -O1 -g $(FUZZ_SAN) \
+  -fsanitize=fuzzer-no-link \
+  -ffp-contract=off -D_POSIX_C_SOURCE=200809L -I$(T) -pthread
+FUZZ_LIB = $(foreach m,$(NAMES),$(FZ)/obj/$m.o)
+FUZZ_CLI = $(FZ)/obj/cli-util.o $(foreach m,$(NAMES),$(FZ)/obj/cli-$m.o)
+
+$(FZ)/obj/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+$(FZ)/obj/fuzz-cli.o: $(T)/rope-cli.c
+$(FZ)/fuzz-npy: $(FZ)/obj/fuzz-npy.o $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+$(FZ)/fuzz-cli: $(FZ)/obj/fuzz-cli.o $(FUZZ_CLI) $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz:
+	@$(MAKE) --no-print-directory deps \
+	  DEBIAN_PACKAGES="$(DEBIAN_PACKAGES) $(FUZZ_PACKAGES)"
+	@$(MAKE) --no-print-directory $(foreach t,$(FUZZ_TARGETS),$(FZ)/fuzz-$t)
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FZ)/corpus-$$t $(FZ)/crash-$$t; log=$(FZ)/fuzz-$$t.log; \
+	  if ! $(FZ)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	      -close_fd_mask=3 -print_final_stats=1 \
+	      -artifact_prefix=$(FZ)/crash-$$t/ $(FZ)/corpus-$$t \
+	      tests/fuzz/$$t > $$log 2>&1; then \
+	    tail -60 $$log; echo "fuzz: $$t: FINDING, input in $(FZ)/crash-$$t/" >&2; \
+	    exit 1; fi; \
+	  runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log); \
+	  secs=$$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' $$log); \
+	  echo "fuzz: $$t: $$runs runs in $$secs s, no finding ($$(ls $(FZ)/corpus-$$t | wc -l) inputs in the corpus)"; \
+	done
+
 # ---------------------------------------------------------------- checks
 tangle: deps-check
 	@mkdir -p generated
@@ -313,7 +381,7 @@ lint: deps-check
 # ---------------------------------------------------------------- set-up
 DEBIAN_PACKAGES := build-essential pkg-config noweb check \
   texlive-latex-base texlive-latex-recommended texlive-pictures lmodern \
-  latexmk poppler-utils python3
+  latexmk poppler-utils python3 openmpi-bin libopenmpi-dev
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \

@@ -12,6 +12,7 @@ static const struct {
     {"rotary", bookdata_rotary},
     {"scaling", bookdata_scaling},
     {"attention", bookdata_attention},
+    {"ring", bookdata_ring},
     {NULL, NULL}
 };
 

@@ -14,4 +14,5 @@ int bookdata_sinusoidal(const char *dir);
 int bookdata_rotary(const char *dir);
 int bookdata_scaling(const char *dir);
 int bookdata_attention(const char *dir);
+int bookdata_ring(const char *dir);
 #endif

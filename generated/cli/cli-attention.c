@@ -89,6 +89,8 @@ int cmd_attention(int argc, char **argv)
                            att_cli_names[j]);
     if (rc == 0)
         rc = cli_check_files(3, 4, att_cli_names, a.path);
+    if (rc == 0 && cli_parse_only)
+        return a.no_rope ? 0 : cli_rope_validate(&o);
     for (int j = 0; j < 3 && rc == 0; j++)
         if (rope_npy_read(a.path[j], &x[j], err, sizeof err))
             rc = cli_error("%s", err);

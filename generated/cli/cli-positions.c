@@ -17,7 +17,8 @@ int cmd_demo(int argc, char **argv)
                          "normalized");
     for (size_t i = 0; i < sizeof demos / sizeof demos[0]; i++)
         if (strcmp(argv[1], demos[i].name) == 0) {
-            demos[i].print(stdout, 0);
+            if (!cli_parse_only)
+                demos[i].print(stdout, 0);
             return 0;
         }
     return cli_error("demo: unknown NAME '%s' (permutation, integer, "

@@ -82,6 +82,13 @@ int cli_rope_validate(const cli_rope_options *o)
     }
     return 0;
 }
+static long first_not_finite(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return (long)i;
+    return -1;
+}
 int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
                       double *attention_factor_out)
 {
@@ -93,6 +100,11 @@ int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
     if (rc4 != 0)
         return rc4;
 }
+    long bad = first_not_finite(inv_freq, (size_t)(o->head_dim / 2));
+    if (bad >= 0)
+        return cli_error("inv_freq[%ld] is %g: the scaling options make "
+                         "a frequency pass the float range", bad,
+                         (double)inv_freq[bad]);
     *attention_factor_out = attention_factor;
     return 0;
 }
@@ -114,6 +126,16 @@ int cli_rope_table(const cli_rope_options *o, long start, long end,
             o->precision) != 0)
         rc = cli_error("cannot compute table rows %ld to %ld", start,
                        end - 1);
+    long bad = rc ? -1 : first_not_finite(*freqs_cos, n);
+    if (bad < 0 && rc == 0)
+        bad = first_not_finite(*freqs_sin, n);
+    if (bad >= 0)
+        rc = cli_error("the cos/sin table is not finite at position %ld: "
+                       "the position times inv_freq[%ld] = %g passes the "
+                       "float range", start + bad / o->head_dim,
+                       (bad % o->head_dim) % (o->head_dim / 2),
+                       (double)inv_freq[(bad % o->head_dim)
+                                        % (o->head_dim / 2)]);
     free(inv_freq);
     if (rc != 0) {
         free(*freqs_cos); free(*freqs_sin);
@@ -140,6 +162,15 @@ static int print_freqs(const cli_rope_options *o, const char *what,
     double attention_factor = 1.0;
     if ((rc = cli_rope_inv_freq(o, inv_freq, &attention_factor)) != 0)
         return rc;
+    long max_pos = 0;
+    float max_freq = 0;
+    for (size_t p = 0; p < n_pos; p++)
+        max_pos = pos[p] > max_pos ? pos[p] : max_pos;
+    for (int i = 0; i < half; i++)
+        max_freq = inv_freq[i] > max_freq ? inv_freq[i] : max_freq;
+    if (!isfinite(rope_angle(max_pos, max_freq, o->precision)))
+        return cli_error("freqs: position %ld times inv_freq %g passes the "
+                         "float range", max_pos, (double)max_freq);
     if (strcmp(what, "inv_freq") == 0)
         print_freqs_row(inv_freq, half, 1), done = 1;
     for (size_t p = 0; strcmp(what, "angles") == 0 && p < n_pos; p++) {
@@ -214,6 +245,12 @@ int cmd_freqs(int argc, char **argv)
     if (rc == 0 && end < 0 && pos == NULL && per_position(what))
         rc = cli_error("freqs: --print %s needs --end or --positions",
                        what);
+    if (rc == 0 && cli_parse_only) {
+        float inv_freq[2048];
+        double attention_factor;
+        free(pos);
+        return cli_rope_inv_freq(&o, inv_freq, &attention_factor);
+    }
     if (rc == 0 && end > 0) {
         pos = malloc((size_t)end * sizeof *pos);
         if (pos == NULL)
@@ -277,6 +314,8 @@ int cmd_apply(int argc, char **argv)
             rc = cli_error("apply: %s FILE is required", names[j]);
     if (rc == 0)
         rc = cli_check_files(2, 4, names, path);
+    if (rc == 0 && cli_parse_only)
+        return cli_rope_validate(&o);
     if (rc == 0 && rope_npy_read(path[0], &q, err, sizeof err) != 0)
         rc = cli_error("%s", err);
     if (rc == 0 && rope_npy_read(path[1], &k, err, sizeof err) != 0)
@@ -305,12 +344,32 @@ int cmd_apply(int argc, char **argv)
     if (rc == 0 && start_pos + q.shape[1] > ROPE_MAX_POSITION)
         rc = cli_error("apply: --start-pos %ld + seq_len %ld passes %ld",
                        start_pos, q.shape[1], ROPE_MAX_POSITION);
+    for (int j = 0; rc == 0 && j < 2; j++) {
+        const rope_npy *a = j ? &k : &q;
+        long bad = first_not_finite(a->data, a->count);
+        if (bad >= 0)
+            rc = cli_error("apply: %s %s holds %g at element %ld; the "
+                           "inputs must be finite", names[j], path[j],
+                           (double)a->data[bad], bad);
+    }
     if (rc == 0)
         rc = cli_rope_table(&o, start_pos, start_pos + q.shape[1], &c, &s);
     if (rc == 0) {
         rope_apply_rotary_pos_emb(q.data, k.data, c, s, (int)q.shape[0],
             (int)q.shape[1], (int)q.shape[2], (int)k.shape[2], o.head_dim,
             0, o.pairing);
+        for (int j = 0; rc == 0 && j < 2; j++) {
+            const rope_npy *a = j ? &k : &q;
+            long bad = first_not_finite(a->data, a->count);
+            if (bad >= 0)
+                rc = cli_error("apply: rotating %s %s gives %g at element %ld: "
+                               "an input is too close to the largest float (%g) "
+                               "for this rotation and attention factor",
+                               names[j], path[j], (double)a->data[bad], bad,
+                               (double)FLT_MAX);
+        }
+    }
+    if (rc == 0) {
         rope_npy out[2] = {q, k};
         rc = cli_write_npys(2, names + 2, path + 2, out);
     }
@@ -403,6 +462,78 @@ static int open_temp(int j, const char *path, mode_t mode)
     bad |= close(fd) != 0;
     return bad ? -1 : 0;
 }
+static char backup_path[CLI_MAX_OUTPUTS][4096];
+
+static int link_backup(int j, const char *path)
+{
+    struct stat st;
+    backup_path[j][0] = '\0';
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : -1; /* nothing to keep */
+    for (int k = 0; k < 100; k++) {
+        int len = snprintf(backup_path[j], sizeof backup_path[j],
+                           "%s.%ld-%d.backup", path, (long)getpid(), k);
+        if (len < 0 || (size_t)len >= sizeof backup_path[j]) {
+            errno = ENAMETOOLONG;
+            break;
+        }
+        if (link(path, backup_path[j]) == 0)
+            return 0;
+        if (errno != EEXIST)
+            break;
+    }
+    int e = errno;
+    backup_path[j][0] = '\0';
+    errno = e;
+    return -1;
+}
+static int rename_outputs(int n, const char *const *flags,
+                          const char *const *paths, const int *direct)
+{
+    int failed = -1, stage = 0, err = 0, lost = -1, regular = 0;
+    sigset_t block, old;
+    for (int j = 0; j < n; j++)
+        regular += !direct[j], backup_path[j][0] = '\0';
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    for (int j = 0; j < n && failed < 0 && regular > 1; j++)
+        if (!direct[j] && link_backup(j, paths[j]) != 0)
+            failed = j, err = errno;
+    for (int j = 0; j < n && failed < 0; j++)
+        if (!direct[j] && rename(temp_path[j], paths[j]) != 0)
+            failed = j, stage = 1, err = errno;
+        else
+            temp_path[j][0] = '\0';
+    for (int j = 0; stage == 1 && j < failed; j++) {
+        if (direct[j])
+            continue;
+        if (backup_path[j][0] != '\0'
+                ? rename(backup_path[j], paths[j]) == 0
+                : unlink(paths[j]) == 0)
+            backup_path[j][0] = '\0';
+        else
+            lost = j;
+    }
+    for (int j = 0; j < n; j++)
+        if (backup_path[j][0] != '\0' && j != lost)
+            unlink(backup_path[j]);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (failed >= 0 && stage == 0)
+        return cli_error("%s %s: cannot link a backup beside it: %s",
+                         flags[failed], paths[failed], strerror(err));
+    if (failed >= 0 && lost >= 0)
+        return cli_error("%s %s: %s; %s %s could not be restored: its old "
+                         "contents are in %s", flags[failed], paths[failed],
+                         strerror(err), flags[lost], paths[lost],
+                         backup_path[lost]);
+    if (failed >= 0)
+        return cli_error("%s %s: %s", flags[failed], paths[failed],
+                         strerror(err));
+    return 0;
+}
 int cli_write_npys(int n, const char *const *flags,
                    const char *const *paths, const rope_npy *arrays)
 {
@@ -431,12 +562,8 @@ int cli_write_npys(int n, const char *const *flags,
                 rc = cli_error("%s %s: cannot write: %s", flags[j],
                                paths[j], errno ? strerror(errno) : err);
         }
-    for (int j = 0; j < n && rc == 0; j++)
-        if (!direct[j] && rename(temp_path[j], paths[j]) != 0)
-            rc = cli_error("%s %s: %s", flags[j], paths[j],
-                           strerror(errno));
-        else
-            temp_path[j][0] = '\0';
+    if (rc == 0)
+        rc = rename_outputs(n, flags, paths, direct);
     remove_temps();
     n_temps = 0;
     return rc;

@@ -38,7 +38,7 @@ int cmd_pe(int argc, char **argv)
         rc = cli_error("--d-model must be even, got %ld", d_model);
     if (rc == 0 && !(base > 1.0))
         rc = cli_error("--base must be greater than 1, got %g", base);
-    if (rc == 0
+    if (rc == 0 && !cli_parse_only
         && rope_pe_print_rows(stdout, positions, n, (int)d_model, base)
                != ROPE_PE_OK) {
         cli_error("pe: cannot allocate a row of %ld values", d_model);

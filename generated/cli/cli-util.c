@@ -6,6 +6,7 @@
 #include <string.h>
 #include "cli.h"
 
+int cli_parse_only = 0;
 int cli_error(const char *fmt, ...)
 {
     char msg[2048];

@@ -21,6 +21,7 @@ int cli_parse_int_list(const char *flag, const char *s, long lo,
                        long hi, long **out, size_t *n);
 int cli_parse_double_list(const char *flag, const char *s,
                           double **out, size_t *n);
+extern int cli_parse_only;
 typedef struct cli_rope_options {
     int head_dim; /* 0: not given (apply takes it from q) */
     double theta; /* the base b; MiniMind's rope_theta */
@@ -57,4 +58,5 @@ int cli_scaling_print(const cli_rope_options *o, const char *what,
                       const float *inv_freq, double attention_factor,
                       int *done);
 int cmd_attention(int argc, char **argv);
+int cmd_ring_plan(int argc, char **argv);
 #endif

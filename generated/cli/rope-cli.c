@@ -25,6 +25,9 @@ static const cli_command commands[] = {
      "--out O.npy [--causal] [--start-pos S] [--threads T] "
      "[--simd auto|scalar|avx2|avx512] [--no-rope] [RoPE options]",
      "chapter 5: tiled attention with fused RoPE on .npy arrays"},
+    {"ring-plan", cmd_ring_plan, "ring-plan --n N --ranks P "
+     "[--layout contiguous|zigzag] [--causal]",
+     "chapter 6: the shards and the work of each rank of a ring"},
     {NULL, NULL, NULL, NULL}
 };
 
@@ -47,11 +50,12 @@ static int run_command(int argc, char **argv)
     for (const cli_command *c = commands; c->name != NULL; c++) {
         if (strcmp(argv[1], c->name) != 0)
             continue;
-        if (argc == 3 && (strcmp(argv[2], "--help") == 0
-                          || strcmp(argv[2], "-h") == 0)) {
-            printf("usage: rope %s\n    %s\n", c->usage, c->summary);
-            return 0;
-        }
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--help") == 0
+                || strcmp(argv[i], "-h") == 0) {
+                printf("usage: rope %s\n    %s\n", c->usage, c->summary);
+                return 0;
+            }
         return c->run(argc - 1, argv + 1);
     }
     return cli_error("unknown command '%s' (try rope --help)", argv[1]);

@@ -95,6 +95,19 @@ enum {
     ROPE_ATTENTION_ROWS = 64, /* rows (head, query) per block */
     ROPE_ATTENTION_SPLIT_MAX = 16 /* decode: most key ranges */
 };
+typedef enum {
+    ROPE_RING_CONTIGUOUS, /* rank r: chunk r of P */
+    ROPE_RING_ZIGZAG /* rank r: chunks r and 2P-1-r of 2P */
+} rope_ring_layout;
+
+typedef struct rope_ring_shard {
+    int n_chunks; /* 1, or 2 for zigzag with P > 1 */
+    int chunk[2]; /* global chunk indices, ascending */
+    long start[2], len[2]; /* first token and tokens of each */
+    long tokens; /* len[0] + len[1] */
+} rope_ring_shard;
+
+enum { ROPE_RING_SKIP, ROPE_RING_DIAGONAL, ROPE_RING_FULL };
 #define ROPE_NPY_MAX_NDIM 8
 typedef struct rope_npy {
     int ndim;
@@ -103,6 +116,12 @@ typedef struct rope_npy {
     float *data; /* count floats, C order; free with rope_npy_free */
 } rope_npy;
 #define CLI_MAX_HALF 2048 /* longest factor list the CLI stores */
+typedef struct rope_ring_model {
+    double n; /* tokens of the sequence */
+    int n_heads, n_kv_heads, head_dim;
+    double flops_per_s; /* sigma: one rank's kernel speed */
+    double bytes_per_s; /* beta: one link */
+} rope_ring_model;
 /* declarations: chapters 1-5 */
 /* chapter 1: attention without positions */
 uint64_t rope_splitmix64(uint64_t *state);
@@ -206,6 +225,16 @@ double rope_fma_peak(rope_simd s, int n_threads, double seconds);
 double rope_triad_bandwidth(double seconds);
 int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
                    int n_kv_heads, int head_dim, int n_rep);
+int rope_ring_n_chunks(rope_ring_layout layout, int n_ranks);
+long rope_ring_chunk_start(long n, int n_chunks, int c);
+int rope_ring_shard_of(rope_ring_shard *s, rope_ring_layout layout,
+                       int n_ranks, int rank, long n);
+int rope_ring_block_kind(int q_chunk, int k_chunk, int causal);
+void rope_ring_merge(double *o, double *lse, const float *o_b,
+                     const float *lse_b, size_t rows, int head_dim);
+double rope_ring_block_pairs(long n_q, long n_k, int kind);
+double rope_ring_rank_pairs(rope_ring_layout layout, int n_ranks,
+                            int rank, long n, int causal);
 /* chapter 1's tables and their helpers (workshop W1) */
 enum { ROPE_BOOK_SEED = 2024 };
 void rope_print_catdog(FILE *out, int latex);
@@ -224,4 +253,10 @@ int rope_npy_read(const char *path, rope_npy *a, char *err,
 int rope_npy_write(const char *path, const float *data, int ndim,
                    const long *shape, char *err, size_t errlen);
 void rope_npy_free(rope_npy *a);
+double rope_ring_model_layer(const rope_ring_model *m, int n_ranks,
+                             double *compute_s, double *comm_s);
+long rope_ring_model_min_block(const rope_ring_model *m);
+void rope_ring_shard_copy(float *shard, float *full,
+                          const rope_ring_shard *s, long batch, long n,
+                          size_t width, int to_full);
 #endif

@@ -18,6 +18,8 @@ static const struct {
     {4, exercises_scaling_suite},
     {5, attention_suite},
     {5, exercises_attention_suite},
+    {6, ring_suite},
+    {6, exercises_ring_suite},
     {0, NULL}
 };
 

@@ -95,8 +95,8 @@ static float *read_npy(const char *path, size_t expect)
 }
 static const char *const apply_files[] = {"q.npy", "k.npy", "k2.npy",
     "q3d.npy", "q7.npy", "k7.npy", "magic.npy", "empty.npy", "f8.npy",
-    "fortran.npy", "short.npy", "long.npy", "v3.npy", "oq.npy",
-    "ok.npy"};
+    "fortran.npy", "short.npy", "long.npy", "v3.npy", "big.npy",
+    "nan.npy", "oq.npy", "ok.npy"};
 #define N_APPLY_FILES (sizeof apply_files / sizeof apply_files[0])
 
 static void write_bytes(const char *dir, const char *name,
@@ -125,6 +125,12 @@ static void write_apply_files(const char *dir)
     write_npy(tmp_path(path, sizeof path, dir, "q3d.npy"), x, 3, s3);
     write_npy(tmp_path(path, sizeof path, dir, "q7.npy"), x, 4, sq7);
     write_npy(tmp_path(path, sizeof path, dir, "k7.npy"), x, 4, sk7);
+    float big[48];
+    for (int j = 0; j < 48; j++)
+        big[j] = 3e38f;
+    write_npy(tmp_path(path, sizeof path, dir, "big.npy"), big, 4, sq);
+    big[5] = NAN;
+    write_npy(tmp_path(path, sizeof path, dir, "nan.npy"), big, 4, sq);
     n = make_npy(b, 1, "{'descr': '<f4', 'fortran_order': False, " NPY_Q,
                  x, 48);
     write_bytes(dir, "short.npy", b, n - 4);
@@ -1022,6 +1028,33 @@ static const char *const cli_bad_calls[][2] = {
     {APPLY_QK APPLY_OUT " '--fro\nb'", "'--fro\\nb'"},
     {APPLY_QK APPLY_OUT " '--x\001y'", "'--x\\x01y'"},
     {"", "no command given"},
+    {"freqs --head-dim 4 --scaling longrope --factor 2 "
+     "--original-max-position-embeddings 10 --short-factor 1e-300,1 "
+     "--long-factor 1,1 --print inv_freq", "inv_freq[0] is inf"},
+    {"freqs --head-dim 4 --scaling longrope --factor 2 "
+     "--original-max-position-embeddings 10 --short-factor 1e-37,1 "
+     "--long-factor 1,1 --positions 1,1000000 --print angles",
+     "position 1000000 times inv_freq 1e+37 passes the float range"},
+    {APPLY_QK APPLY_OUT " --start-pos 1000000 --scaling longrope --factor 2"
+     " --original-max-position-embeddings 10 --short-factor 1e-37,1,1,1"
+     " --long-factor 1e-37,1,1,1", "table is not finite at position 1000000"},
+    {"apply --q DIR/big.npy --k DIR/k.npy" APPLY_OUT,
+     "rotating --q DIR/big.npy gives inf"},
+    {"apply --q DIR/big.npy --k DIR/k.npy" APPLY_OUT " --scaling yarn "
+     "--factor 4 --original-max-position-embeddings 2 --attention-factor 1.5",
+     "rotating --q DIR/big.npy gives inf at element 0"},
+    {"apply --q DIR/nan.npy --k DIR/k.npy" APPLY_OUT,
+     "--q DIR/nan.npy holds nan at element 5"},
+    {"demo 'a\nb'", "unknown NAME 'a\\nb'"},
+    {"'dem\to' integer", "unknown command 'dem\\x09o'"},
+    {"pe --d-model 8 --positions '1\n2'", "'1\\n2' is not an integer"},
+    {"pe --d-model 8 --positions 1 --base '2\r'", "'2\\x0d'"},
+    {"freqs --head-dim 8 --end 3 --print 'cos\n'", "'cos\\n'"},
+    {"freqs --head-dim 8 --end 3 --scaling 'yarn\033[1m'",
+     "'yarn\\x1b[1m'"},
+    {"apply --q 'DIR/no\nne.npy' --k DIR/k.npy" APPLY_OUT, "no\\nne.npy"},
+    {"attention --q DIR/q.npy --k DIR/k.npy --v DIR/k.npy --out DIR/oq.npy"
+     " --simd 'x\ty'", "'x\\x09y'"},
 };
 #define N_CLI_BAD_CALLS (sizeof cli_bad_calls / sizeof cli_bad_calls[0])
 static void expand_dir(char *out, size_t len, const char *call,
@@ -1042,16 +1075,17 @@ static void expand_dir(char *out, size_t len, const char *call,
 }
 START_TEST(test_cli_rejects_bad_calls)
 {
-    char dir[] = "/tmp/rope-cli-XXXXXX", call[1024], path[128];
+    char dir[] = "/tmp/rope-cli-XXXXXX", call[1024], path[128], want[256];
     ck_assert(mkdtemp(dir) != NULL);
     write_apply_files(dir);
     expand_dir(call, sizeof call, cli_bad_calls[_i][0], dir);
+    expand_dir(want, sizeof want, cli_bad_calls[_i][1], dir);
     cli_result r = cli_run(call);
     ck_assert_msg(r.status == 2, "'%s': status %d", call, r.status);
     ck_assert_str_eq(r.out, "");
     ck_assert_msg(cli_line_count(r.err) == 1
                   && strncmp(r.err, "rope: error: ", 13) == 0
-                  && strstr(r.err, cli_bad_calls[_i][1]) != NULL,
+                  && strstr(r.err, want) != NULL,
                   "'%s' gave: %s", call, r.err);
     for (size_t j = 0; j < N_APPLY_FILES; j++) {
         tmp_path(path, sizeof path, dir, apply_files[j]);
@@ -1109,6 +1143,55 @@ START_TEST(test_cli_failed_run_leaves_outputs_unchanged)
     rmdir(dir);
 }
 END_TEST
+static void assert_holds(const char *path, const char *text)
+{
+    char got[64];
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s is gone", path);
+    size_t n = fread(got, 1, sizeof got, f);
+    fclose(f);
+    ck_assert_msg(n == strlen(text) && memcmp(got, text, n) == 0,
+                  "%s changed", path);
+}
+
+START_TEST(test_cli_failed_second_rename_restores_the_first)
+{
+    static const long sq[4] = {1, 3, 2, 8}, sk[4] = {1, 3, 1, 8};
+    char dir[] = "/tmp/rope-pair-XXXXXX", p[4][128], args[1024], sh[512];
+    const char *name[4] = {"q.npy", "k.npy", "oq.npy", "ad/ok.npy"};
+    const char old[] = "the old contents\n";
+    float x[48];
+    ck_assert(mkdtemp(dir) != NULL);
+    for (int j = 0; j < 4; j++)
+        tmp_path(p[j], sizeof p[j], dir, name[j]);
+    randfill(x, 48, 91);
+    write_npy(p[0], x, 4, sq); write_npy(p[1], x, 4, sk);
+    snprintf(sh, sizeof sh, "mkdir %s/ad && printf 'the old contents\\n'"
+             " | tee %s %s > /dev/null && chattr +a %s/ad 2> /dev/null",
+             dir, p[2], p[3], dir);
+    if (system(sh) != 0) {
+        fprintf(stderr, "note: chattr +a failed; the restore of a pair "
+                "is not tested here\n");
+    } else {
+        snprintf(args, sizeof args, "apply --q %s --k %s --out-q %s "
+                 "--out-k %s", p[0], p[1], p[2], p[3]);
+        cli_result r = cli_run(args);
+        snprintf(sh, sizeof sh, "chattr -a %s/ad", dir);
+        ck_assert(system(sh) == 0);
+        ck_assert_msg(r.status == 2 && cli_line_count(r.err) == 1
+                      && strncmp(r.err, "rope: error: --out-k ", 21) == 0
+                      && strstr(r.err, "backup") == NULL,
+                      "status %d: %s", r.status, r.err);
+        cli_result_free(&r);
+        assert_holds(p[2], old);
+        assert_holds(p[3], old);
+        ck_assert_int_eq(count_entries(dir), 4); /* q k oq ad */
+    }
+    snprintf(sh, sizeof sh, "chattr -a %s/ad 2> /dev/null; rm -rf %s",
+             dir, dir);
+    ck_assert(system(sh) == 0);
+}
+END_TEST
 static const char *const cli_print_calls[] = {
     "demo integer", "pe --d-model 8 --positions 0,1",
     "freqs --head-dim 8 --end 3", "--help", "apply --help",
@@ -1131,13 +1214,21 @@ START_TEST(test_cli_lost_stdout_is_an_error)
 }
 END_TEST
 
+static const char *const cli_help_calls[] = {
+    "apply --help", "freqs --help", "attention --help", "apply -h",
+    "freqs -h", "attention -h", "demo --help", "pe -h",
+    "demo nosuch --help", "pe --d-model 7 --positions 0 --help",
+    "freqs --head-dim 8 --end 3 --print tan -h",
+    "apply --q /nonexistent.npy --help --k x",
+    "attention --threads 999 --causal --help"};
+#define N_CLI_HELP_CALLS (sizeof cli_help_calls / sizeof cli_help_calls[0])
+
 START_TEST(test_cli_command_help_succeeds)
 {
-    static const char *const name[3] = {"apply", "freqs", "attention"};
-    char args[64], want[64];
-    snprintf(args, sizeof args, "%s %s", name[_i % 3],
-             _i < 3 ? "--help" : "-h");
-    snprintf(want, sizeof want, "usage: rope %s ", name[_i % 3]);
+    char want[64];
+    const char *args = cli_help_calls[_i];
+    snprintf(want, sizeof want, "usage: rope %.*s ",
+             (int)strcspn(args, " "), args);
     cli_result r = cli_run(args);
     ck_assert_msg(r.status == 0, "'%s': status %d", args, r.status);
     ck_assert_str_eq(r.err, "");
@@ -1180,9 +1271,11 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_npy_write_then_read_round_trip);
     tcase_add_loop_test(tc, test_cli_failed_run_leaves_outputs_unchanged,
                         0, 2);
+    tcase_add_test(tc, test_cli_failed_second_rename_restores_the_first);
     tcase_add_loop_test(tc, test_cli_lost_stdout_is_an_error, 0,
                         (int)N_CLI_PRINT_CALLS);
-    tcase_add_loop_test(tc, test_cli_command_help_succeeds, 0, 6);
+    tcase_add_loop_test(tc, test_cli_command_help_succeeds, 0,
+                        (int)N_CLI_HELP_CALLS);
     tcase_add_test(tc, test_cli_freqs_matches_minimind);
     tcase_add_test(tc, test_cli_freqs_positions_pairing_and_precision);
     tcase_add_loop_test(tc, test_cli_apply_equals_the_library, 0, 4);

@@ -46,4 +46,6 @@ Suite *exercises_scaling_suite(void);
 double scaling_golden_header_value(const char *path, const char *key);
 Suite *attention_suite(void);
 Suite *exercises_attention_suite(void);
+Suite *ring_suite(void);
+Suite *exercises_ring_suite(void);
 #endif

@@ -261,6 +261,39 @@ bench: deps
 	@$(MAKE) --no-print-directory $(B)/bench-attention
 	$(B)/bench-attention
 
+# ---------------------------------------------------------------- html
+# The HTML edition (the workshop chapter "The HTML edition"): book/html/ from
+# the same sources, and a test of every page in headless Chromium.
+HTML_ROOTS := generated/html/nw2html.py generated/html/katex-render.js \
+  generated/html/test-html.js generated/html/rope.css
+ROOTS += $(HTML_ROOTS)
+HTML_DEBIAN_PACKAGES := pandoc libjs-katex nodejs pdf2svg chromium
+HT := build/html-tool
+.PHONY: html test-html
+$(HT)/.stamp: $(NW) Makefile
+	@mkdir -p $(HT)
+	@for r in $(HTML_ROOTS); do notangle -R"$$r" $(NW) > $(HT)/.tmp; \
+	  cpif $(HT)/$$(basename "$$r") < $(HT)/.tmp; done; rm -f $(HT)/.tmp; touch $@
+book/html/index.html: $(HT)/.stamp $(NW) book/rope.pdf build/data/.stamp
+	/usr/bin/python3 $(HT)/nw2html.py --out book/html --data build/data \
+	  --aux build/book/rope.aux --bbl build/book/rope.bbl \
+	  --figdir build/html-fig --katex-script $(HT)/katex-render.js \
+	  --css $(HT)/rope.css $(NW)
+html: deps
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(HTML_DEBIAN_PACKAGES)"
+	@$(MAKE) --no-print-directory book/html/index.html
+build/html-node/.stamp: book/html-package.json book/html-package-lock.json
+	@command -v npm > /dev/null || $(MAKE) --no-print-directory deps DEBIAN_PACKAGES=npm
+	@mkdir -p $(@D)
+	cp book/html-package.json $(@D)/package.json
+	cp book/html-package-lock.json $(@D)/package-lock.json
+	cd $(@D) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+test-html: html
+	@$(MAKE) --no-print-directory build/html-node/.stamp
+	NODE_PATH=build/html-node/node_modules node $(HT)/test-html.js \
+	  book/html build/html-shots
+
 # ---------------------------------------------------------------- fuzz
 # make fuzz [FUZZ_SECONDS=60]: the libFuzzer targets of the frame of the
 # workshop ("Fuzzing"), built with clang under ASan+UBSan in build/fuzz

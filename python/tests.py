@@ -245,7 +245,8 @@ class TestAppendixExample(unittest.TestCase):
         q_rot, k_rot = rope.apply_rotary_pos_emb(q, k, cos[:6], sin[:6])
         out = rope.attention(q, k, v, causal=True, cos=cos, sin=sin)
         # the same keys, rotated first as MiniMind's cache holds them
-        cached = rope.attention(q, k_rot, v, cos=cos, sin=sin, keys_rotated=True)
+        cached = rope.attention(q, k_rot, v, causal=True, cos=cos, sin=sin,
+                                keys_rotated=True)
         assert out.shape == (1, 6, 8, 96) and np.array_equal(out, cached)
         assert rope.repeat_kv(k_rot, 2).shape == (1, 6, 8, 96)
 

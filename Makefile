@@ -65,7 +65,7 @@ EXTRA_ROOTS_5 := generated/bench/bench-attention.c \
 EXTRA_ROOTS_6 := generated/lib/rope-ring.h generated/lib/ring-mpi.c \
   generated/cli/rope-ring-cli.c generated/tests/test-ring-mpi.c
 
-EXTRA_ROOTS_7 :=
+EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py
 
 # ---------------------------------------------------------------- roots
 # The list of roots is the list of generated files; `make lint` holds the
@@ -263,14 +263,22 @@ $(B)/bench-attention: $(B)/obj/bench-attention.o $(BENCH_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 bench: deps
-	@$(MAKE) --no-print-directory $(B)/bench-attention
+	@$(MAKE) --no-print-directory $(B)/bench-attention $(EV_BENCH)
 	$(B)/bench-attention
+	$(if $(EV_BENCH),$(EV_BENCH) $(PYTHON) python/bench-evidence.py)
+
+# Chapter 7: training tokens/s of the tiny model, and PyTorch's in the
+# same run (skipped, with a line saying so, without python3-torch).
+EV_BENCH := $(if $(filter evidence,$(NAMES)),$(B)/bench-evidence)
+$(B)/bench-evidence: $(B)/obj/bench-evidence.o $(B)/librope.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---------------------------------------------------------------- experiments
 # Chapter 7: make experiments trains the grid of tiny models (two tasks,
 # three encodings, EV_SEEDS) two runs at a time and rewrites the committed
 # book/data/evidence/results.tsv and provenance.txt that make book reads.
 EV_SEEDS ?= 1 2 3
+EV_STEPS ?= 300
 EV_ARGS ?=
 .PHONY: experiments
 experiments: deps
@@ -279,7 +287,7 @@ experiments: deps
 	@start=$$(date +%s); \
 	for t in copy lag; do for p in nope sin rope; do for s in $(EV_SEEDS); do \
 	  echo "$$t $$p $$s"; done; done; done | xargs -P 2 -n 3 sh -c \
-	  '$(B)/rope evidence --task $$0 --pe $$1 --seed $$2 $(EV_ARGS) > build/evidence/$$0-$$1-$$2.tsv 2> build/evidence/$$0-$$1-$$2.log || { tail -3 build/evidence/$$0-$$1-$$2.log >&2; exit 255; }'; \
+	  '$(B)/rope evidence --task $$0 --pe $$1 --seed $$2 --steps $(EV_STEPS) $(EV_ARGS) > build/evidence/$$0-$$1-$$2.tsv 2> build/evidence/$$0-$$1-$$2.log || { tail -3 build/evidence/$$0-$$1-$$2.log >&2; exit 255; }'; \
 	{ echo "# task pe seed method tuned n accuracy loss"; \
 	  cat build/evidence/*.tsv; } > book/data/evidence/results.tsv; \
 	{ echo "command make experiments EV_SEEDS='$(EV_SEEDS)' EV_ARGS='$(EV_ARGS)'"; \
@@ -287,7 +295,7 @@ experiments: deps
 	  echo "cpu $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"; \
 	  echo "seconds $$(( $$(date +%s) - start ))"; \
 	  echo "runs $$(ls build/evidence/*.tsv | wc -l)"; \
-	  echo "seeds $(words $(EV_SEEDS))"; } > book/data/evidence/provenance.txt; \
+	  echo "seeds $(words $(EV_SEEDS))"; echo "steps $(EV_STEPS)"; } > book/data/evidence/provenance.txt; \
 	echo "experiments: $$(grep -vc '^#' book/data/evidence/results.tsv) results in $$(( $$(date +%s) - start )) s"
 build/data/.stamp: $(wildcard book/data/evidence/*)
 

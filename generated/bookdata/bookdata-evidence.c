@@ -83,6 +83,7 @@ int bookdata_evidence(const char *dir)
     rope_ev_free(&m);
     bd_def(f, "ev-lag-k", "%d", ROPE_EV_LAG_K);
     bd_def(f, "ev-ffn", "%d", c.intermediate_size);
+    bd_def(f, "ev-chance", "%.0f", 100.0 / c.vocab_size);
     {
         FILE *in = fopen("book/data/evidence/provenance.txt", "r");
         char line[512], key[64], val[448];

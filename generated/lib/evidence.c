@@ -154,100 +154,6 @@ static void ev_layer_backward(rope_ev_model *m, int l, int B, int T,
             dx[i] += dn2[i];
     }
 }
-void rope_ev_config_default(rope_ev_config *c, rope_ev_pe pe)
-{
-    c->vocab_size = 32;
-    c->hidden_size = 64;
-    c->num_hidden_layers = 2;
-    c->num_attention_heads = 4;
-    c->num_key_value_heads = 2;
-    c->intermediate_size = 64 * ((64 * 8 / 3 + 63) / 64);
-    c->pe = pe;
-    c->rope_theta = 1e4;
-    c->rms_norm_eps = 1e-5;
-}
-int rope_ev_init(rope_ev_model *m, const rope_ev_config *c, uint64_t seed)
-{
-    ev_layout L = ev_layout_of(c);
-    memset(m, 0, sizeof *m);
-    if (c->hidden_size % c->num_attention_heads != 0
-        || c->num_attention_heads % c->num_key_value_heads != 0
-        || (c->hidden_size / c->num_attention_heads) % 2 != 0)
-        return -1;
-    m->c = *c;
-    m->head_dim = c->hidden_size / c->num_attention_heads;
-    m->n_params = L.norm + (size_t)c->hidden_size;
-    m->params = calloc(4 * m->n_params, sizeof(double));
-    if (m->params == NULL)
-        return -1;
-    m->grads = m->params + m->n_params;
-    m->adam_m = m->grads + m->n_params;
-    m->adam_v = m->adam_m + m->n_params;
-    {
-        uint64_t st = seed;
-        size_t D = (size_t)c->hidden_size, F = (size_t)c->intermediate_size;
-        size_t kv = (size_t)m->head_dim * (size_t)c->num_key_value_heads;
-        double *p = m->params;
-        for (size_t i = 0; i < L.layer0; i++)
-            p[i] = rope_gaussian(&st);
-        for (int l = 0; l < c->num_hidden_layers; l++) {
-            double *w = p + L.layer0 + (size_t)l * L.per_layer;
-            const size_t off[7] = {L.wq, L.wk, L.wv, L.wo, L.wg, L.wu, L.wd};
-            const size_t in[7] = {D, D, D, D, D, D, F};
-            const size_t out[7] = {D, kv, kv, D, F, F, D};
-            for (size_t i = 0; i < D; i++)
-                w[L.attn_norm + i] = w[L.ffn_norm + i] = 1.0;
-            for (int j = 0; j < 7; j++)
-                for (size_t i = 0; i < in[j] * out[j]; i++)
-                    w[off[j] + i] = (2 * rope_uniform(&st) - 1)
-                                    / sqrt((double)in[j]);
-        }
-        for (size_t i = 0; i < D; i++)
-            p[L.norm + i] = 1.0;
-    }
-    return 0;
-}
-
-void rope_ev_free(rope_ev_model *m)
-{
-    free(m->params);
-    free(m->ws);
-    memset(m, 0, sizeof *m);
-}
-void rope_ev_linear(const double *x, const double *w, double *y,
-                    int rows, int in, int out)
-{
-    for (int r = 0; r < rows; r++) {
-        double *yr = y + (size_t)r * out;
-        for (int j = 0; j < out; j++)
-            yr[j] = 0;
-        for (int k = 0; k < in; k++) {
-            double a = x[(size_t)r * in + k];
-            const double *wk = w + (size_t)k * out;
-            for (int j = 0; j < out; j++)
-                yr[j] += a * wk[j];
-        }
-    }
-}
-
-void rope_ev_linear_backward(const double *x, const double *w,
-                             const double *dy, double *dx, double *dw,
-                             int rows, int in, int out)
-{
-    for (int r = 0; r < rows; r++) {
-        const double *dyr = dy + (size_t)r * out;
-        for (int k = 0; k < in; k++) {
-            const double *wk = w + (size_t)k * out;
-            double *dwk = dw + (size_t)k * out, s = 0;
-            double a = x[(size_t)r * in + k];
-            for (int j = 0; j < out; j++) {
-                s += dyr[j] * wk[j];
-                dwk[j] += a * dyr[j];
-            }
-            dx[(size_t)r * in + k] = s;
-        }
-    }
-}
 void rope_ev_rmsnorm(const double *x, const double *w, double *y,
                      double *inv, int rows, int dim, double eps)
 {
@@ -422,6 +328,100 @@ double rope_ev_cross_entropy(const double *logits, const int *targets,
     if (correct) *correct += right;
     if (counted) *counted += n;
     return n > 0 ? loss / (double)n : 0.0;
+}
+void rope_ev_config_default(rope_ev_config *c, rope_ev_pe pe)
+{
+    c->vocab_size = 32;
+    c->hidden_size = 64;
+    c->num_hidden_layers = 2;
+    c->num_attention_heads = 4;
+    c->num_key_value_heads = 2;
+    c->intermediate_size = 64 * ((64 * 8 / 3 + 63) / 64);
+    c->pe = pe;
+    c->rope_theta = 1e4;
+    c->rms_norm_eps = 1e-5;
+}
+int rope_ev_init(rope_ev_model *m, const rope_ev_config *c, uint64_t seed)
+{
+    ev_layout L = ev_layout_of(c);
+    memset(m, 0, sizeof *m);
+    if (c->hidden_size % c->num_attention_heads != 0
+        || c->num_attention_heads % c->num_key_value_heads != 0
+        || (c->hidden_size / c->num_attention_heads) % 2 != 0)
+        return -1;
+    m->c = *c;
+    m->head_dim = c->hidden_size / c->num_attention_heads;
+    m->n_params = L.norm + (size_t)c->hidden_size;
+    m->params = calloc(4 * m->n_params, sizeof(double));
+    if (m->params == NULL)
+        return -1;
+    m->grads = m->params + m->n_params;
+    m->adam_m = m->grads + m->n_params;
+    m->adam_v = m->adam_m + m->n_params;
+    {
+        uint64_t st = seed;
+        size_t D = (size_t)c->hidden_size, F = (size_t)c->intermediate_size;
+        size_t kv = (size_t)m->head_dim * (size_t)c->num_key_value_heads;
+        double *p = m->params;
+        for (size_t i = 0; i < L.layer0; i++)
+            p[i] = rope_gaussian(&st);
+        for (int l = 0; l < c->num_hidden_layers; l++) {
+            double *w = p + L.layer0 + (size_t)l * L.per_layer;
+            const size_t off[7] = {L.wq, L.wk, L.wv, L.wo, L.wg, L.wu, L.wd};
+            const size_t in[7] = {D, D, D, D, D, D, F};
+            const size_t out[7] = {D, kv, kv, D, F, F, D};
+            for (size_t i = 0; i < D; i++)
+                w[L.attn_norm + i] = w[L.ffn_norm + i] = 1.0;
+            for (int j = 0; j < 7; j++)
+                for (size_t i = 0; i < in[j] * out[j]; i++)
+                    w[off[j] + i] = (2 * rope_uniform(&st) - 1)
+                                    / sqrt((double)in[j]);
+        }
+        for (size_t i = 0; i < D; i++)
+            p[L.norm + i] = 1.0;
+    }
+    return 0;
+}
+
+void rope_ev_free(rope_ev_model *m)
+{
+    free(m->params);
+    free(m->ws);
+    memset(m, 0, sizeof *m);
+}
+void rope_ev_linear(const double *x, const double *w, double *y,
+                    int rows, int in, int out)
+{
+    for (int r = 0; r < rows; r++) {
+        double *yr = y + (size_t)r * out;
+        for (int j = 0; j < out; j++)
+            yr[j] = 0;
+        for (int k = 0; k < in; k++) {
+            double a = x[(size_t)r * in + k];
+            const double *wk = w + (size_t)k * out;
+            for (int j = 0; j < out; j++)
+                yr[j] += a * wk[j];
+        }
+    }
+}
+
+void rope_ev_linear_backward(const double *x, const double *w,
+                             const double *dy, double *dx, double *dw,
+                             int rows, int in, int out)
+{
+    for (int r = 0; r < rows; r++) {
+        const double *dyr = dy + (size_t)r * out;
+        for (int k = 0; k < in; k++) {
+            const double *wk = w + (size_t)k * out;
+            double *dwk = dw + (size_t)k * out, s = 0;
+            double a = x[(size_t)r * in + k];
+            for (int j = 0; j < out; j++) {
+                s += dyr[j] * wk[j];
+                dwk[j] += a * dyr[j];
+            }
+            dx[(size_t)r * in + k] = s;
+        }
+    }
 }
 double rope_ev_forward(rope_ev_model *m, const int *tokens,
                        const int *targets, int batch, int seq_len,

@@ -108,6 +108,20 @@ typedef struct rope_ring_shard {
 } rope_ring_shard;
 
 enum { ROPE_RING_SKIP, ROPE_RING_DIAGONAL, ROPE_RING_FULL };
+#define ROPE_NPY_MAX_NDIM 8
+typedef struct rope_npy {
+    int ndim;
+    long shape[ROPE_NPY_MAX_NDIM];
+    size_t count; /* product of the shape */
+    float *data; /* count floats, C order; free with rope_npy_free */
+} rope_npy;
+#define CLI_MAX_HALF 2048 /* longest factor list the CLI stores */
+typedef struct rope_ring_model {
+    double n; /* tokens of the sequence */
+    int n_heads, n_kv_heads, head_dim;
+    double flops_per_s; /* sigma: one rank's kernel speed */
+    double bytes_per_s; /* beta: one link */
+} rope_ring_model;
 /* chapter 7: a tiny MiniMind-shaped model */
 typedef enum {
     ROPE_EV_NOPE, /* no position information at all */
@@ -141,20 +155,6 @@ typedef struct rope_ev_model {
     size_t ws_len;
 } rope_ev_model;
 enum { ROPE_EV_MAX_LEN = 1024 }; /* longest sequence of chapter 7 */
-#define ROPE_NPY_MAX_NDIM 8
-typedef struct rope_npy {
-    int ndim;
-    long shape[ROPE_NPY_MAX_NDIM];
-    size_t count; /* product of the shape */
-    float *data; /* count floats, C order; free with rope_npy_free */
-} rope_npy;
-#define CLI_MAX_HALF 2048 /* longest factor list the CLI stores */
-typedef struct rope_ring_model {
-    double n; /* tokens of the sequence */
-    int n_heads, n_kv_heads, head_dim;
-    double flops_per_s; /* sigma: one rank's kernel speed */
-    double bytes_per_s; /* beta: one link */
-} rope_ring_model;
 /* declarations: chapters 1-5 */
 /* chapter 1: attention without positions */
 uint64_t rope_splitmix64(uint64_t *state);
@@ -268,6 +268,30 @@ void rope_ring_merge(double *o, double *lse, const float *o_b,
 double rope_ring_block_pairs(long n_q, long n_k, int kind);
 double rope_ring_rank_pairs(rope_ring_layout layout, int n_ranks,
                             int rank, long n, int causal);
+/* chapter 1's tables and their helpers (workshop W1) */
+enum { ROPE_BOOK_SEED = 2024 };
+void rope_print_catdog(FILE *out, int latex);
+void rope_print_integer(FILE *out, int latex);
+void rope_print_normalized(FILE *out, int latex);
+enum { ROPE_CH1_DMODEL = 768 };
+#define ROPE_CH1_SIGMA 0.02
+void rope_two_embeddings(double *a, double *b, int d, double sigma,
+                         uint64_t seed);
+double rope_cosine_at_position(const double *a, const double *b, int d,
+                               double t);
+int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
+                   char *err, size_t errlen);
+int rope_npy_read(const char *path, rope_npy *a, char *err,
+                  size_t errlen);
+int rope_npy_write(const char *path, const float *data, int ndim,
+                   const long *shape, char *err, size_t errlen);
+void rope_npy_free(rope_npy *a);
+double rope_ring_model_layer(const rope_ring_model *m, int n_ranks,
+                             double *compute_s, double *comm_s);
+long rope_ring_model_min_block(const rope_ring_model *m);
+void rope_ring_shard_copy(float *shard, float *full,
+                          const rope_ring_shard *s, long batch, long n,
+                          size_t width, int to_full);
 /* chapter 7: a tiny MiniMind-shaped model and its training */
 void rope_ev_config_default(rope_ev_config *c, rope_ev_pe pe);
 int rope_ev_init(rope_ev_model *m, const rope_ev_config *c,
@@ -322,28 +346,4 @@ int rope_ev_evaluate(rope_ev_model *m, rope_ev_task task, int seq_len,
                      int n_seqs, uint64_t seed, rope_ev_method method,
                      double factor, long original, double *accuracy,
                      double *loss);
-/* chapter 1's tables and their helpers (workshop W1) */
-enum { ROPE_BOOK_SEED = 2024 };
-void rope_print_catdog(FILE *out, int latex);
-void rope_print_integer(FILE *out, int latex);
-void rope_print_normalized(FILE *out, int latex);
-enum { ROPE_CH1_DMODEL = 768 };
-#define ROPE_CH1_SIGMA 0.02
-void rope_two_embeddings(double *a, double *b, int d, double sigma,
-                         uint64_t seed);
-double rope_cosine_at_position(const double *a, const double *b, int d,
-                               double t);
-int rope_npy_parse(const unsigned char *buf, size_t n, rope_npy *a,
-                   char *err, size_t errlen);
-int rope_npy_read(const char *path, rope_npy *a, char *err,
-                  size_t errlen);
-int rope_npy_write(const char *path, const float *data, int ndim,
-                   const long *shape, char *err, size_t errlen);
-void rope_npy_free(rope_npy *a);
-double rope_ring_model_layer(const rope_ring_model *m, int n_ranks,
-                             double *compute_s, double *comm_s);
-long rope_ring_model_min_block(const rope_ring_model *m);
-void rope_ring_shard_copy(float *shard, float *full,
-                          const rope_ring_shard *s, long batch, long n,
-                          size_t width, int to_full);
 #endif

@@ -11,6 +11,7 @@
 #   make check-generated      fail if generated/ differs from a fresh tangle
 #   make lint          fail if the chunk roots differ from the expected list
 #   make bench         the attention benchmark of chapter 5
+#   make experiments   chapter 7's training grid (book/data/evidence/)
 #   make fuzz          the fuzz targets, FUZZ_SECONDS (60) each
 #   make deps          install the Debian packages the project needs
 #   make clean
@@ -43,8 +44,10 @@ FILE_5 := chapters/05-attention.nw
 NAME_5 := attention
 FILE_6 := chapters/06-beyond-one-machine.nw
 NAME_6 := ring
+FILE_7 := chapters/07-evidence.nw
+NAME_7 := evidence
 
-CHAPTERS := $(strip $(foreach n,1 2 3 4 5 6,$(if $(wildcard $(FILE_$n)),$n)))
+CHAPTERS := $(strip $(foreach n,1 2 3 4 5 6 7,$(if $(wildcard $(FILE_$n)),$n)))
 NAMES := $(foreach n,$(CHAPTERS),$(NAME_$n))
 
 # Roots beyond the standard set of a chapter (one line per chapter).
@@ -61,6 +64,8 @@ EXTRA_ROOTS_5 := generated/bench/bench-attention.c \
 
 EXTRA_ROOTS_6 := generated/lib/rope-ring.h generated/lib/ring-mpi.c \
   generated/cli/rope-ring-cli.c generated/tests/test-ring-mpi.c
+
+EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py
 
 # ---------------------------------------------------------------- roots
 # The list of roots is the list of generated files; `make lint` holds the
@@ -122,7 +127,7 @@ BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o)
 BOOKDATA_OBJS += $(BENCH_OBJS)
 
 .PHONY: all tangle check-generated lint test book check-book exercise bench \
-  clean deps deps-check crosscheck
+  clean deps deps-check crosscheck experiments
 all: $(B)/librope.a $(B)/rope.h $(B)/rope
 
 # The library's header, beside the library.
@@ -258,8 +263,41 @@ $(B)/bench-attention: $(B)/obj/bench-attention.o $(BENCH_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 bench: deps
-	@$(MAKE) --no-print-directory $(B)/bench-attention
+	@$(MAKE) --no-print-directory $(B)/bench-attention $(EV_BENCH)
 	$(B)/bench-attention
+	$(if $(EV_BENCH),$(EV_BENCH) $(PYTHON) python/bench-evidence.py)
+
+# Chapter 7: training tokens/s of the tiny model, and PyTorch's in the
+# same run (skipped, with a line saying so, without python3-torch).
+EV_BENCH := $(if $(filter evidence,$(NAMES)),$(B)/bench-evidence)
+$(B)/bench-evidence: $(B)/obj/bench-evidence.o $(B)/librope.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---------------------------------------------------------------- experiments
+# Chapter 7: make experiments trains the grid of tiny models (two tasks,
+# three encodings, EV_SEEDS) two runs at a time and rewrites the committed
+# book/data/evidence/results.tsv and provenance.txt that make book reads.
+EV_SEEDS ?= 1 2 3
+EV_STEPS ?= 300
+EV_ARGS ?=
+.PHONY: experiments
+experiments: deps
+	@$(MAKE) --no-print-directory $(B)/rope
+	@mkdir -p build/evidence book/data/evidence; rm -f build/evidence/*.tsv
+	@start=$$(date +%s); \
+	for t in copy lag; do for p in nope sin rope; do for s in $(EV_SEEDS); do \
+	  echo "$$t $$p $$s"; done; done; done | xargs -P 2 -n 3 sh -c \
+	  '$(B)/rope evidence --task $$0 --pe $$1 --seed $$2 --steps $(EV_STEPS) $(EV_ARGS) > build/evidence/$$0-$$1-$$2.tsv 2> build/evidence/$$0-$$1-$$2.log || { tail -3 build/evidence/$$0-$$1-$$2.log >&2; exit 255; }'; \
+	{ echo "# task pe seed method tuned n accuracy loss"; \
+	  cat build/evidence/*.tsv; } > book/data/evidence/results.tsv; \
+	{ echo "command make experiments EV_SEEDS='$(EV_SEEDS)' EV_ARGS='$(EV_ARGS)'"; \
+	  echo "commit $$(git rev-parse HEAD 2>/dev/null || echo unknown)"; \
+	  echo "cpu $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"; \
+	  echo "seconds $$(( $$(date +%s) - start ))"; \
+	  echo "runs $$(ls build/evidence/*.tsv | wc -l)"; \
+	  echo "seeds $(words $(EV_SEEDS))"; echo "steps $(EV_STEPS)"; } > book/data/evidence/provenance.txt; \
+	echo "experiments: $$(grep -vc '^#' book/data/evidence/results.tsv) results in $$(( $$(date +%s) - start )) s"
+build/data/.stamp: $(wildcard book/data/evidence/*)
 
 # ---------------------------------------------------------------- html
 # The HTML edition (the workshop chapter "The HTML edition"): book/html/ from

@@ -13,6 +13,7 @@ static const struct {
     {"scaling", bookdata_scaling},
     {"attention", bookdata_attention},
     {"ring", bookdata_ring},
+    {"evidence", bookdata_evidence},
     {NULL, NULL}
 };
 

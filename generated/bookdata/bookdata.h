@@ -15,4 +15,5 @@ int bookdata_rotary(const char *dir);
 int bookdata_scaling(const char *dir);
 int bookdata_attention(const char *dir);
 int bookdata_ring(const char *dir);
+int bookdata_evidence(const char *dir);
 #endif

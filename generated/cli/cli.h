@@ -59,4 +59,5 @@ int cli_scaling_print(const cli_rope_options *o, const char *what,
                       int *done);
 int cmd_attention(int argc, char **argv);
 int cmd_ring_plan(int argc, char **argv);
+int cmd_evidence(int argc, char **argv);
 #endif

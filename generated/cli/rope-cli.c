@@ -29,6 +29,10 @@ static const cli_command commands[] = {
     {"ring-plan", cmd_ring_plan, "ring-plan --n N --ranks P "
      "[--layout contiguous|zigzag] [--causal]",
      "chapter 6: the shards and the work of each rank of a ring"},
+    {"evidence", cmd_evidence, "evidence --task copy|lag --pe nope|sin|rope "
+     "--seed S [--steps N] [--len L] [--batch B] [--lr X] [--ft-steps N] "
+     "[--eval-seqs N] | evidence --reference",
+     "chapter 7: train a tiny model and measure it at longer lengths"},
     {NULL, NULL, NULL, NULL}
 };
 

@@ -20,6 +20,8 @@ static const struct {
     {5, exercises_attention_suite},
     {6, ring_suite},
     {6, exercises_ring_suite},
+    {7, evidence_suite},
+    {7, exercises_evidence_suite},
     {0, NULL}
 };
 

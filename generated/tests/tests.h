@@ -48,4 +48,6 @@ Suite *attention_suite(void);
 Suite *exercises_attention_suite(void);
 Suite *ring_suite(void);
 Suite *exercises_ring_suite(void);
+Suite *evidence_suite(void);
+Suite *exercises_evidence_suite(void);
 #endif

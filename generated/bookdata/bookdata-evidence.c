@@ -1,0 +1,115 @@
+/* bookdata-evidence.c: the figures and numbers of chapter 7. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bookdata.h"
+
+typedef struct ev_row {
+    char task[8], pe[8], method[16], tag[8];
+    int seed, n;
+    double acc, loss;
+} ev_row;
+
+static int ev_read_results(const char *path, ev_row *rows, int cap)
+{
+    FILE *in = fopen(path, "r");
+    char line[256];
+    int n = 0;
+    if (in == NULL) { perror(path); return -1; }
+    while (n < cap && fgets(line, sizeof line, in))
+        if (line[0] != '#'
+            && sscanf(line, "%7s %7s %d %15s %7s %d %lf %lf", rows[n].task,
+                      rows[n].pe, &rows[n].seed, rows[n].method, rows[n].tag,
+                      &rows[n].n, &rows[n].acc, &rows[n].loss) == 8)
+            n++;
+    fclose(in);
+    return n;
+}
+static void ev_curve(const char *dir, FILE *f, const ev_row *rows, int n,
+                     const char *task, const char *pe, const char *method,
+                     const char *tag)
+{
+    char name[128];
+    FILE *out = NULL;
+    for (int len = 1; len <= ROPE_EV_MAX_LEN; len *= 2) {
+        double sum = 0, lo = 2, hi = -1, lsum = 0;
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (rows[i].n == len && !strcmp(rows[i].task, task)
+                && !strcmp(rows[i].pe, pe) && !strcmp(rows[i].method, method)
+                && !strcmp(rows[i].tag, tag)) {
+                sum += rows[i].acc;
+                lsum += rows[i].loss;
+                lo = fmin(lo, rows[i].acc);
+                hi = fmax(hi, rows[i].acc);
+                k++;
+            }
+        if (k == 0) continue;
+        if (out == NULL) {
+            snprintf(name, sizeof name, "evidence-%s-%s-%s-%s.dat", task, pe,
+                     method, tag);
+            out = bd_open(dir, name);
+            fprintf(out, "n acc lo hi loss seeds\n");
+        }
+        fprintf(out, "%d %.2f %.2f %.2f %.4f %d\n", len, 100 * sum / k,
+                100 * (sum / k - lo), 100 * (hi - sum / k), lsum / k, k);
+        snprintf(name, sizeof name, "ev-%s-%s-%s-%s-%d", task, pe, method,
+                 tag, len);
+        bd_def(f, name, "%.0f", 100 * sum / k);
+        snprintf(name, sizeof name, "ev-%s-%s-%s-%s-%d-lo", task, pe,
+                 method, tag, len);
+        bd_def(f, name, "%.0f", 100 * lo);
+        snprintf(name, sizeof name, "ev-%s-%s-%s-%s-%d-hi", task, pe,
+                 method, tag, len);
+        bd_def(f, name, "%.0f", 100 * hi);
+    }
+    if (out) bd_close(out);
+}
+
+int bookdata_evidence(const char *dir)
+{
+    static ev_row rows[4096];
+    int n = ev_read_results("book/data/evidence/results.tsv", rows, 4096);
+    FILE *f = bd_numbers_open(dir, "evidence");
+    rope_ev_config c;
+    rope_ev_model m;
+    if (n <= 0) {
+        fprintf(stderr, "bookdata: no results in book/data/evidence\n");
+        return 1;
+    }
+    rope_ev_config_default(&c, ROPE_EV_ROPE);
+    rope_ev_init(&m, &c, 1);
+    bd_def(f, "ev-params", "%zu", m.n_params);
+    rope_ev_free(&m);
+    bd_def(f, "ev-lag-k", "%d", ROPE_EV_LAG_K);
+    bd_def(f, "ev-ffn", "%d", c.intermediate_size);
+    bd_def(f, "ev-chance", "%.0f", 100.0 / c.vocab_size);
+    {
+        FILE *in = fopen("book/data/evidence/provenance.txt", "r");
+        char line[512], key[64], val[448];
+        while (in && fgets(line, sizeof line, in))
+            if (sscanf(line, "%63s %447[^\n]", key, val) == 2
+                && strspn(val, "0123456789.") == strlen(val)) {
+                char name[80];
+                snprintf(name, sizeof name, "ev-%s", key);
+                bd_def(f, name, "%s", val);
+            }
+        if (in) fclose(in);
+    }
+    {
+        static const char *const tasks[] = {"copy", "lag"};
+        static const char *const pes[] = {"nope", "sin"};
+        static const char *const methods[] = {"plain", "pi", "ntk", "dynamic",
+                                              "yarn-minimind", "yarn-hf"};
+        for (int t = 0; t < 2; t++) {
+            for (int p = 0; p < 2; p++)
+                ev_curve(dir, f, rows, n, tasks[t], pes[p], "plain", "none");
+            for (int me = 0; me < 6; me++)
+                ev_curve(dir, f, rows, n, tasks[t], "rope", methods[me], "none");
+            ev_curve(dir, f, rows, n, tasks[t], "rope", "pi", "ft");
+            ev_curve(dir, f, rows, n, tasks[t], "rope", "yarn-hf", "ft");
+        }
+    }
+    bd_close(f);
+    return 0;
+}

@@ -858,20 +858,107 @@ static void *att_worker(void *arg)
     return NULL;
 }
 #define ATT_MAX_THREADS 256
+static struct {
+    pthread_mutex_t mu, busy;
+    pthread_cond_t go, idle;
+    pthread_t th[ATT_MAX_THREADS];
+    int id[ATT_MAX_THREADS];
+    int n, want, running, stop; /* threads, in this pass, not done */
+    long gen;
+    att_job *job;
+} att_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
+              .busy = PTHREAD_MUTEX_INITIALIZER,
+              .go = PTHREAD_COND_INITIALIZER,
+              .idle = PTHREAD_COND_INITIALIZER};
+static pthread_once_t att_pool_once = PTHREAD_ONCE_INIT;
+static void *att_pool_main(void *arg)
+{
+    int id = *(const int *)arg;
+    long seen = 0;
+    pthread_mutex_lock(&att_pool.mu);
+    for (;;) {
+        while (!att_pool.stop && att_pool.gen == seen)
+            pthread_cond_wait(&att_pool.go, &att_pool.mu);
+        if (att_pool.stop) break;
+        seen = att_pool.gen;
+        if (id >= att_pool.want) continue;
+        att_job *J = att_pool.job;
+        pthread_mutex_unlock(&att_pool.mu);
+        att_worker(J);
+        pthread_mutex_lock(&att_pool.mu);
+        if (--att_pool.running == 0) pthread_cond_signal(&att_pool.idle);
+    }
+    pthread_mutex_unlock(&att_pool.mu);
+    return NULL;
+}
+static void att_pool_stop(void)
+{
+    pthread_mutex_lock(&att_pool.mu);
+    att_pool.stop = 1;
+    pthread_cond_broadcast(&att_pool.go);
+    pthread_mutex_unlock(&att_pool.mu);
+    for (int i = 0; i < att_pool.n; i++) pthread_join(att_pool.th[i], NULL);
+    att_pool.n = 0;
+}
+static void att_pool_child(void)
+{
+    pthread_mutex_init(&att_pool.mu, NULL);
+    pthread_mutex_init(&att_pool.busy, NULL);
+    pthread_cond_init(&att_pool.go, NULL);
+    pthread_cond_init(&att_pool.idle, NULL);
+    att_pool.n = att_pool.want = att_pool.running = 0;
+}
+static void att_pool_setup(void)
+{
+    atexit(att_pool_stop);
+    pthread_atfork(NULL, NULL, att_pool_child);
+}
+static int att_pool_post(att_job *J, int h)
+{
+    if (h < 1) return 0;
+    pthread_once(&att_pool_once, att_pool_setup);
+    if (pthread_mutex_trylock(&att_pool.busy)) return 0;
+    pthread_mutex_lock(&att_pool.mu);
+    if (att_pool.stop) {
+        pthread_mutex_unlock(&att_pool.mu);
+        pthread_mutex_unlock(&att_pool.busy);
+        return 0;
+    }
+    if (h > ATT_MAX_THREADS - 1) h = ATT_MAX_THREADS - 1;
+    while (att_pool.n < h) {
+        int i = att_pool.n;
+        att_pool.id[i] = i;
+        if (pthread_create(&att_pool.th[i], NULL, att_pool_main,
+                           &att_pool.id[i])) break;
+        att_pool.n++;
+    }
+    att_pool.job = J;
+    att_pool.want = att_pool.running = h < att_pool.n ? h : att_pool.n;
+    att_pool.gen++;
+    pthread_cond_broadcast(&att_pool.go);
+    pthread_mutex_unlock(&att_pool.mu);
+    return 1;
+}
+static void att_pool_wait(int posted)
+{
+    if (!posted) return;
+    pthread_mutex_lock(&att_pool.mu);
+    while (att_pool.running > 0)
+        pthread_cond_wait(&att_pool.idle, &att_pool.mu);
+    pthread_mutex_unlock(&att_pool.mu);
+    pthread_mutex_unlock(&att_pool.busy);
+}
 static void att_run_pass(att_job *J, int pass, long n_items)
 {
-    pthread_t th[ATT_MAX_THREADS];
-    int started = 0, nt = J->nt;
+    int nt = J->nt;
     J->pass = pass;
     J->n_items = n_items;
     atomic_store(&J->next, 0);
     atomic_store(&J->done, 0);
     if (nt > n_items) nt = n_items > 0 ? (int)n_items : 1;
-    while (started < nt - 1
-           && !pthread_create(&th[started], NULL, att_worker, J))
-        started++;
+    int posted = att_pool_post(J, nt - 1);
     att_worker(J);
-    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    att_pool_wait(posted);
 }
 static void att_store_partial(att_job *J, att_ws *w, long it)
 {

@@ -1,5 +1,6 @@
 /* test-attention.c: the claims of chapter 5. */
 #define _DEFAULT_SOURCE /* wait4 */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -206,6 +207,39 @@ START_TEST(test_attention_sweep)
             }
             free(ref); free(out); att_free(&a);
         }
+}
+END_TEST
+static int att_count_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    ck_assert(d != NULL);
+    for (struct dirent *e; (e = readdir(d)) != NULL; )
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+START_TEST(test_attention_pool_creates_no_thread_per_call)
+{
+    att_problem a;
+    att_make(&a, 64, 4096, 8, 2, 64, 0, 91);
+    a.p.causal = 1;
+    a.p.seq_len = 1;
+    float *out = malloc(sizeof(float) * a.nq);
+    ck_assert(out != NULL);
+    a.p.n_threads = 4;
+    ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
+    int first = att_count_threads();
+    ck_assert_int_ge(first, 4);
+    for (int i = 0; i < 40; i++) {
+        a.p.n_threads = 1 + i % 4;
+        a.p.seq_len = i % 5 == 4 ? 64 : 1; /* now and then a prefill */
+        ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
+        ck_assert_int_eq(att_count_threads(), first);
+    }
+    free(out);
+    att_free(&a);
 }
 END_TEST
 START_TEST(test_attention_threads_bit_identical)
@@ -929,6 +963,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_two_keys_closed_form);
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
     tcase_add_test(tc, test_attention_threads_bit_identical);
+    tcase_add_test(tc, test_attention_pool_creates_no_thread_per_call);
     tcase_add_test(tc, test_attention_decode_equals_prefill);
     tcase_add_test(tc, test_attention_lse_matches_the_reference);
     tcase_add_test(tc, test_attention_repeat_kv_copies_head_a_over_r);

@@ -50,8 +50,12 @@ int bench_run(bench_row *r, double naive_budget,
 {
     float *b[6] = {0};
     rope_attention_params p;
+    rope_kv_cache c = {0};
     int e = bench_setup(r, &p, b);
     double tr[64], tn[64], sh[64];
+    if (!e && r->rotated)
+        e = rope_kv_cache_init(&c, 1, p.n_kv_heads, r->d, r->kv)
+            || rope_kv_cache_append(&c, b[1], b[2], r->kv, &p);
     r->gflop = (r->causal && r->n == r->kv ? 2.0 : 4.0) * r->n
                * (double)r->kv * r->d * 8 / 1e9;
     r->work_mib = rope_attention_workspace_bytes(&p) / 1048576.0;
@@ -70,7 +74,8 @@ int bench_run(bench_row *r, double naive_budget,
             double t = bench_now();
             p.freqs_cos = rope ? b[4] : NULL;
             p.freqs_sin = rope ? b[5] : NULL;
-            e = rope_attention(b[3], b[0], b[1], b[2], &p);
+            e = r->rotated ? rope_attention_cached(b[3], b[0], &c, &p)
+                           : rope_attention(b[3], b[0], b[1], b[2], &p);
             *(rope ? &tr[i] : &tn[i]) = bench_now() - t;
         }
         sh[i] = (tr[i] - tn[i]) / tr[i];
@@ -83,6 +88,7 @@ int bench_run(bench_row *r, double naive_budget,
         r->max = tr[r->reps - 1];
     }
     for (int i = 0; i < 6; i++) free(b[i]);
+    rope_kv_cache_free(&c);
     return e;
 }
 int bench_memory(double *peak_mib, double *data_mib,

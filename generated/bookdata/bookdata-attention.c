@@ -368,22 +368,18 @@ int bookdata_attention(const char *dir)
            ? "Some decode rows are noise in this run (marked in the "
              "table): a step this short is easily disturbed, and "
              "\\texttt{make bench}, with more repetitions, is the "
-             "measurement to trust.  Each call also creates its threads "
-             "anew, at some tens of microseconds each; a decoder would "
-             "keep a pool of threads alive between calls instead."
+             "measurement to trust."
            : dsc < 1.0
-           ? "Two threads are slower than one here: each call creates its "
-             "threads anew, at some tens of microseconds each, which a step "
-             "this short does not repay; a decoder would keep a pool of "
-             "threads alive between calls instead."
+           ? "Two threads are slower than one here, although the threads "
+             "come from the pool: waking a thread and waiting for it costs "
+             "more than it saves on a step this short, or the second core "
+             "was busy with other work."
            : dsc < 1.2
-           ? "For so short a step the gain is small: each call creates "
-             "its threads anew, at some tens of microseconds each, and a "
-             "decoder would keep a pool of threads alive between calls "
-             "instead."
-           : "Two threads help even for so short a step, although each "
-             "call creates its threads anew; a decoder would keep a pool "
-             "of threads alive between calls and gain more.");
+           ? "For so short a step the gain is small: the second core adds "
+             "little bandwidth, or was busy with other work."
+           : "Two threads help even for so short a step: the pool wakes "
+             "its threads without creating them, and the second core "
+             "reads its half of the cache with bandwidth of its own.");
     double maxerr = 0, exp_err = 0;
     for (int j = 0; j < 3; j++)
         for (int s = ROPE_SIMD_SCALAR; s <= ROPE_SIMD_AVX512; s++) {

@@ -1,6 +1,7 @@
 /* attention.c: tiled, multithreaded attention with fused RoPE */
 #define _POSIX_C_SOURCE 200809L
 #include "rope.h"
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -121,6 +122,15 @@ static int att_check(const rope_attention_params *p)
         if (p->table_len < p->start_pos + p->kv_len) return 6;
     }
     return 0;
+}
+static void att_cache_tile(const rope_kv_cache *c, int t, long bg,
+                           const float **kt, const float **vt)
+{
+    size_t tile = (size_t)c->dp * ROPE_ATTENTION_BK;
+    const float *at = c->tiles
+        + ((size_t)t * c->batch * c->n_kv_heads + bg) * 2 * tile;
+    *kt = at;
+    *vt = at + tile;
 }
 int rope_attention_naive(float *out, const float *q, const float *k,
                          const float *v,
@@ -636,6 +646,7 @@ typedef struct att_job {
     att_kernels ker;
     int nsplit, tiles_per_split;
     float *part; /* decode partial states */
+    const rope_kv_cache *cache; /* or NULL: pack k and v */
     int pass;
     long n_items;
     atomic_long next, done;
@@ -644,13 +655,23 @@ typedef struct att_job {
 typedef struct {
     float *Q, *U, *S, *m, *l, *alpha, *tmp, *Kt, *Vt;
     int *nvalid;
+    const float *kt, *vt; /* the tile in use: Kt, Vt or the cache's */
+    int M, d; /* the shape it was made for */
+    float *part; /* the caller's decode partial states */
+    size_t part_n;
 } att_ws;
+static atomic_long att_nallocs;
 static void *att_alloc(size_t bytes)
 {
     void *ptr = NULL;
     bytes = (bytes + 63) / 64 * 64;
+    atomic_fetch_add(&att_nallocs, 1);
     if (posix_memalign(&ptr, 64, bytes ? bytes : 64)) return NULL;
     return ptr;
+}
+long rope_attention_allocations(void)
+{
+    return atomic_load(&att_nallocs);
 }
 static int att_ws_init(att_ws *w, const att_job *J)
 {
@@ -677,6 +698,48 @@ static void att_ws_free(att_ws *w)
     free(w->Q); free(w->U); free(w->S); free(w->m);
     free(w->l); free(w->alpha); free(w->tmp); free(w->nvalid);
     free(w->Kt); free(w->Vt);
+    w->Q = w->U = w->S = w->m = w->l = w->alpha = w->tmp = NULL;
+    w->Kt = w->Vt = NULL;
+    w->nvalid = NULL;
+    w->M = w->d = 0;
+}
+static pthread_key_t att_ws_key;
+static int att_ws_key_ok; /* 0 if no key could be made */
+static pthread_once_t att_pool_once = PTHREAD_ONCE_INIT;
+static void att_pool_setup(void);
+static void att_ws_destroy(void *arg)
+{
+    att_ws *w = arg;
+    att_ws_free(w);
+    free(w->part);
+    free(w);
+}
+static att_ws *att_ws_get(const att_job *J)
+{
+    pthread_once(&att_pool_once, att_pool_setup);
+    if (!att_ws_key_ok) return NULL; /* reported as out of memory */
+    att_ws *w = pthread_getspecific(att_ws_key);
+    if (w && w->Q && w->M == J->M && w->d == J->d) return w;
+    if (!w) {
+        if (!(w = att_alloc(sizeof *w))) return NULL;
+        memset(w, 0, sizeof *w);
+        if (pthread_setspecific(att_ws_key, w)) { free(w); return NULL; }
+    }
+    att_ws_free(w);
+    if (!att_ws_init(w, J)) { att_ws_free(w); return NULL; }
+    w->M = J->M; w->d = J->d;
+    return w;
+}
+static float *att_part_get(const att_job *J, size_t n)
+{
+    att_ws *w = att_ws_get(J);
+    if (!w) return NULL;
+    if (w->part_n < n) {
+        free(w->part);
+        w->part = att_alloc(sizeof(float) * n);
+        w->part_n = w->part ? n : 0;
+    }
+    return w->part;
 }
 static size_t att_ws_floats(const att_job *J)
 {
@@ -758,9 +821,9 @@ static void att_tile_block(att_job *J, att_ws *w, int kb, int q0,
         }
         nv = w->nvalid;
     }
-    J->ker.s(w->S, w->Q + at * dp, w->Kt, M, dp);
+    J->ker.s(w->S, w->Q + at * dp, w->kt, M, dp);
     J->ker.sm(w->S, M, nv, w->m + at, w->l + at, w->alpha);
-    J->ker.pv(w->U + at * dp, w->S, w->Vt, w->alpha, M, dp);
+    J->ker.pv(w->U + at * dp, w->S, w->vt, w->alpha, M, dp);
 }
 static void att_run_tiles(att_job *J, att_ws *w, long bg, int q0,
                           int nb, int t0, int t1)
@@ -771,7 +834,12 @@ static void att_run_tiles(att_job *J, att_ws *w, long bg, int q0,
     memset(w->U, 0, sizeof(float) * nb * M * dp);
     for (int r = 0; r < nb * M; r++) { w->m[r] = -INFINITY; w->l[r] = 0; }
     for (int t = t0; t < t1 && (long)t * ATT_BK <= hi; t++) {
-        att_pack_tile(J, w, bg, t);
+        if (J->cache) {
+            att_cache_tile(J->cache, t, bg, &w->kt, &w->vt);
+        } else {
+            att_pack_tile(J, w, bg, t);
+            w->kt = w->Kt; w->vt = w->Vt;
+        }
         for (int kb = 0; kb < nb; kb++) {
             int qk = q0 + kb * bq;
             att_tile_block(J, w, kb, qk, q1 - qk < bq ? q1 - qk : bq, t);
@@ -842,36 +910,127 @@ static void *att_worker(void *arg)
 {
     att_job *J = arg;
     const rope_attention_params *p = J->p;
-    att_ws w;
-    if (!att_ws_init(&w, J)) {
+    att_ws *w = att_ws_get(J);
+    if (!w) {
         atomic_store(&J->fail, 1);
     } else {
         for (;;) {
             long it = atomic_fetch_add(&J->next, 1);
             if (it >= J->n_items || atomic_load(&J->fail)) break;
-            att_do_item(J, &w, it);
+            att_do_item(J, w, it);
             long done = atomic_fetch_add(&J->done, 1) + 1;
             if (p->progress) p->progress(p->progress_ctx, done, J->n_items);
         }
     }
-    att_ws_free(&w);
     return NULL;
 }
 #define ATT_MAX_THREADS 256
+static struct {
+    pthread_mutex_t mu, busy;
+    pthread_cond_t go, idle;
+    pthread_t th[ATT_MAX_THREADS];
+    int id[ATT_MAX_THREADS];
+    int n, want, running, stop; /* threads, in this pass, not done */
+    long gen;
+    att_job *job;
+} att_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
+              .busy = PTHREAD_MUTEX_INITIALIZER,
+              .go = PTHREAD_COND_INITIALIZER,
+              .idle = PTHREAD_COND_INITIALIZER};
+static void *att_pool_main(void *arg)
+{
+    int id = *(const int *)arg;
+    long seen = 0;
+    pthread_mutex_lock(&att_pool.mu);
+    for (;;) {
+        while (!att_pool.stop && att_pool.gen == seen)
+            pthread_cond_wait(&att_pool.go, &att_pool.mu);
+        if (att_pool.stop) break;
+        seen = att_pool.gen;
+        if (id >= att_pool.want) continue;
+        att_job *J = att_pool.job;
+        pthread_mutex_unlock(&att_pool.mu);
+        att_worker(J);
+        pthread_mutex_lock(&att_pool.mu);
+        if (--att_pool.running == 0) pthread_cond_signal(&att_pool.idle);
+    }
+    pthread_mutex_unlock(&att_pool.mu);
+    return NULL;
+}
+static void att_pool_stop(void)
+{
+    pthread_mutex_lock(&att_pool.mu);
+    att_pool.stop = 1;
+    pthread_cond_broadcast(&att_pool.go);
+    pthread_mutex_unlock(&att_pool.mu);
+    for (int i = 0; i < att_pool.n; i++) pthread_join(att_pool.th[i], NULL);
+    att_pool.n = 0;
+    att_ws *w = att_ws_key_ok ? pthread_getspecific(att_ws_key) : NULL;
+    if (w) {
+        att_ws_destroy(w);
+        pthread_setspecific(att_ws_key, NULL);
+    }
+}
+static void att_pool_child(void)
+{
+    pthread_mutex_init(&att_pool.mu, NULL);
+    pthread_mutex_init(&att_pool.busy, NULL);
+    pthread_cond_init(&att_pool.go, NULL);
+    pthread_cond_init(&att_pool.idle, NULL);
+    att_pool.n = att_pool.want = att_pool.running = 0;
+}
+static void att_pool_setup(void)
+{
+    att_ws_key_ok = !pthread_key_create(&att_ws_key, att_ws_destroy);
+    atexit(att_pool_stop);
+    pthread_atfork(NULL, NULL, att_pool_child);
+}
+static int att_pool_post(att_job *J, int h)
+{
+    if (h < 1) return 0;
+    pthread_once(&att_pool_once, att_pool_setup);
+    if (pthread_mutex_trylock(&att_pool.busy)) return 0;
+    pthread_mutex_lock(&att_pool.mu);
+    if (att_pool.stop) {
+        pthread_mutex_unlock(&att_pool.mu);
+        pthread_mutex_unlock(&att_pool.busy);
+        return 0;
+    }
+    if (h > ATT_MAX_THREADS - 1) h = ATT_MAX_THREADS - 1;
+    while (att_pool.n < h) {
+        int i = att_pool.n;
+        att_pool.id[i] = i;
+        if (pthread_create(&att_pool.th[i], NULL, att_pool_main,
+                           &att_pool.id[i])) break;
+        att_pool.n++;
+    }
+    att_pool.job = J;
+    att_pool.want = att_pool.running = h < att_pool.n ? h : att_pool.n;
+    att_pool.gen++;
+    pthread_cond_broadcast(&att_pool.go);
+    pthread_mutex_unlock(&att_pool.mu);
+    return 1;
+}
+static void att_pool_wait(int posted)
+{
+    if (!posted) return;
+    pthread_mutex_lock(&att_pool.mu);
+    while (att_pool.running > 0)
+        pthread_cond_wait(&att_pool.idle, &att_pool.mu);
+    pthread_mutex_unlock(&att_pool.mu);
+    pthread_mutex_unlock(&att_pool.busy);
+}
 static void att_run_pass(att_job *J, int pass, long n_items)
 {
-    pthread_t th[ATT_MAX_THREADS];
-    int started = 0, nt = J->nt;
+    int nt = J->nt;
     J->pass = pass;
     J->n_items = n_items;
     atomic_store(&J->next, 0);
     atomic_store(&J->done, 0);
     if (nt > n_items) nt = n_items > 0 ? (int)n_items : 1;
-    while (started < nt - 1
-           && !pthread_create(&th[started], NULL, att_worker, J))
-        started++;
+    int posted = att_pool_post(J, nt - 1);
     att_worker(J);
-    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    att_pool_wait(posted);
 }
 static void att_store_partial(att_job *J, att_ws *w, long it)
 {
@@ -931,31 +1090,37 @@ static void att_merge(att_job *J)
 }
 static void att_plan(att_job *J, const rope_attention_params *p);
 
-int rope_attention(float *out, const float *q, const float *k,
-                   const float *v, const rope_attention_params *p)
+static int att_call(float *out, const float *q, const float *k,
+                    const float *v, const rope_kv_cache *c,
+                    const rope_attention_params *p)
 {
     int e = att_check(p);
     if (e) return e;
     att_job J;
     memset(&J, 0, sizeof J);
-    J.q = q; J.k = k; J.v = v; J.out = out;
+    J.q = q; J.k = k; J.v = v; J.out = out; J.cache = c;
     att_plan(&J, p);
     long units = (long)p->batch * p->n_kv_heads * J.nhb;
     if (J.nsplit > 1) {
-        J.part = att_alloc(sizeof(float) * units * J.nsplit * J.M
-                           * (J.dp + 2));
+        J.part = att_part_get(&J, (size_t)units * J.nsplit * J.M
+                                      * (J.dp + 2));
         if (J.part) {
             att_run_pass(&J, 2, units * J.nsplit);
             if (!atomic_load(&J.fail)) att_merge(&J);
         } else {
             atomic_store(&J.fail, 1);
         }
-        free(J.part);
     } else {
         att_run_pass(&J, 1, units * J.nib);
     }
     if (atomic_load(&J.fail)) return ROPE_ATTENTION_ENOMEM;
     return atomic_load(&J.bad) ? ROPE_ATTENTION_ENONFINITE : 0;
+}
+
+int rope_attention(float *out, const float *q, const float *k,
+                   const float *v, const rope_attention_params *p)
+{
+    return att_call(out, q, k, v, NULL, p);
 }
 static void att_plan(att_job *J, const rope_attention_params *p)
 {
@@ -988,6 +1153,18 @@ static void att_plan(att_job *J, const rope_attention_params *p)
     if (J->nt > ATT_MAX_THREADS) J->nt = ATT_MAX_THREADS;
     if ((size_t)J->nt > fits) J->nt = fits > 0 ? (int)fits : 1;
 }
+int rope_attention_cached(float *out, const float *q,
+                          const rope_kv_cache *c,
+                          const rope_attention_params *p)
+{
+    rope_attention_params pc = *p;
+    if (!c || !c->tiles || c->len < 1 || c->len > INT_MAX) return 1;
+    if (c->batch != p->batch || c->n_kv_heads != p->n_kv_heads
+        || c->head_dim != p->head_dim) return 1;
+    pc.kv_len = (int)c->len;
+    pc.keys_rotated = 1;
+    return att_call(out, q, NULL, NULL, c, &pc);
+}
 size_t rope_attention_workspace_bytes(const rope_attention_params *p)
 {
     if (att_check(p)) return 0;
@@ -1001,6 +1178,77 @@ size_t rope_attention_workspace_bytes(const rope_attention_params *p)
     if (J.nsplit > 1)
         fl += (size_t)units * J.nsplit * J.M * ((size_t)J.dp + 2);
     return fl * sizeof(float);
+}
+static int att_cache_grow(rope_kv_cache *c, long need)
+{
+    if (need <= c->cap) return 0;
+    long cap = c->cap * 2 > need ? c->cap * 2 : need;
+    cap = (cap + ATT_BK - 1) / ATT_BK * ATT_BK;
+    size_t per = (size_t)c->batch * c->n_kv_heads * 2 * c->dp * ATT_BK;
+    size_t old = (size_t)(c->cap / ATT_BK) * per;
+    size_t all = (size_t)(cap / ATT_BK) * per;
+    float *t = att_alloc(sizeof(float) * all);
+    if (!t) return ROPE_ATTENTION_ENOMEM;
+    if (old) memcpy(t, c->tiles, sizeof(float) * old);
+    memset(t + old, 0, sizeof(float) * (all - old));
+    free(c->tiles);
+    c->tiles = t;
+    c->cap = cap;
+    return 0;
+}
+int rope_kv_cache_init(rope_kv_cache *c, int batch, int n_kv_heads,
+                       int head_dim, long capacity)
+{
+    memset(c, 0, sizeof *c);
+    if (batch < 1 || n_kv_heads < 1 || head_dim < 1 || capacity < 0
+        || head_dim > ROPE_ATTENTION_MAX_HEAD_DIM) return 1;
+    c->batch = batch;
+    c->n_kv_heads = n_kv_heads;
+    c->head_dim = head_dim;
+    c->dp = (head_dim + 15) / 16 * 16;
+    return att_cache_grow(c, capacity > 0 ? capacity : 1);
+}
+void rope_kv_cache_free(rope_kv_cache *c)
+{
+    free(c->tiles);
+    c->tiles = NULL;
+    c->len = c->cap = 0;
+}
+int rope_kv_cache_append(rope_kv_cache *c, const float *k,
+                         const float *v, int n,
+                         const rope_attention_params *p)
+{
+    int d = c->head_dim, dp = c->dp, Hk = c->n_kv_heads;
+    if (n < 1 || !c->tiles || c->batch != p->batch
+        || Hk != p->n_kv_heads || d != p->head_dim) return 1;
+    if (p->start_pos < 0) return 4;
+    if (p->freqs_cos && (!p->freqs_sin || d % 2)) return 5;
+    if (p->freqs_cos && p->table_len < p->start_pos + c->len + n)
+        return 6;
+    int e = att_cache_grow(c, c->len + n);
+    if (e) return e;
+    att_kernels ker = att_pick(rope_simd_resolve(p->simd));
+    _Alignas(64) float tmp[ROPE_ATTENTION_MAX_HEAD_DIM];
+    for (long b = 0; b < c->batch; b++)
+        for (int jj = 0; jj < n; jj++)
+            for (int g = 0; g < Hk; g++) {
+                long j = c->len + jj, col = j % ATT_BK;
+                size_t off = (((size_t)b * n + jj) * Hk + g) * d;
+                const float *kr = k + off;
+                const float *kt, *vt;
+                if (p->freqs_cos) {
+                    long pos = p->start_pos + j;
+                    ker.rot(tmp, kr, p->freqs_cos + pos * d, p->freqs_sin + pos * d,
+                            d, p->pairing);
+                    kr = tmp;
+                }
+                att_cache_tile(c, (int)(j / ATT_BK), b * Hk + g, &kt, &vt);
+                float *K = (float *)kt, *V = (float *)vt; /* the cache's own array */
+                for (int i = 0; i < d; i++) K[(size_t)i * ATT_BK + col] = kr[i];
+                memcpy(V + (size_t)col * dp, v + off, sizeof(float) * d);
+            }
+    c->len += n;
+    return 0;
 }
 static double att_now(void)
 {

@@ -105,6 +105,11 @@ enum {
     ROPE_ATTENTION_WS_MIB = 32, /* all threads' workspaces, at most */
     ROPE_ATTENTION_PART_MIB = 16 /* decode partial states, at most */
 };
+typedef struct rope_kv_cache {
+    int batch, n_kv_heads, head_dim, dp; /* dp: head_dim padded to 16 */
+    long len, cap; /* keys held and room for, per head */
+    float *tiles; /* [cap / BK][batch * n_kv_heads][K^T, V][dp * BK] */
+} rope_kv_cache;
 typedef enum {
     ROPE_RING_CONTIGUOUS, /* rank r: chunk r of P */
     ROPE_RING_ZIGZAG /* rank r: chunks r and 2P-1-r of 2P */
@@ -268,6 +273,16 @@ double rope_fma_peak(rope_simd s, int n_threads, double seconds);
 double rope_triad_bandwidth(double seconds);
 int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
                    int n_kv_heads, int head_dim, int n_rep);
+int rope_kv_cache_init(rope_kv_cache *c, int batch, int n_kv_heads,
+                       int head_dim, long capacity);
+int rope_kv_cache_append(rope_kv_cache *c, const float *k,
+                         const float *v, int n,
+                         const rope_attention_params *p);
+int rope_attention_cached(float *out, const float *q,
+                          const rope_kv_cache *c,
+                          const rope_attention_params *p);
+void rope_kv_cache_free(rope_kv_cache *c);
+long rope_attention_allocations(void);
 int rope_ring_n_chunks(rope_ring_layout layout, int n_ranks);
 long rope_ring_chunk_start(long n, int n_chunks, int c);
 int rope_ring_shard_of(rope_ring_shard *s, rope_ring_layout layout,

@@ -1,5 +1,6 @@
 /* test-attention.c: the claims of chapter 5. */
 #define _DEFAULT_SOURCE /* wait4 */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -208,6 +209,39 @@ START_TEST(test_attention_sweep)
         }
 }
 END_TEST
+static int att_count_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    ck_assert(d != NULL);
+    for (struct dirent *e; (e = readdir(d)) != NULL; )
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+START_TEST(test_attention_pool_creates_no_thread_per_call)
+{
+    att_problem a;
+    att_make(&a, 64, 4096, 8, 2, 64, 0, 91);
+    a.p.causal = 1;
+    a.p.seq_len = 1;
+    float *out = malloc(sizeof(float) * a.nq);
+    ck_assert(out != NULL);
+    a.p.n_threads = 4;
+    ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
+    int first = att_count_threads();
+    ck_assert_int_ge(first, 4);
+    for (int i = 0; i < 40; i++) {
+        a.p.n_threads = 1 + i % 4;
+        a.p.seq_len = i % 5 == 4 ? 64 : 1; /* now and then a prefill */
+        ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
+        ck_assert_int_eq(att_count_threads(), first);
+    }
+    free(out);
+    att_free(&a);
+}
+END_TEST
 START_TEST(test_attention_threads_bit_identical)
 {
     static const int shape[4][5] = { /* n, kv_len, heads, kv, d */
@@ -271,6 +305,73 @@ START_TEST(test_attention_decode_equals_prefill)
         }
         free(full); free(step); free(krot); free(qdummy); att_free(&a);
     }
+}
+END_TEST
+START_TEST(test_attention_cache_equals_the_kernel)
+{
+    enum { N = 300, H = 8, HKV = 2, D = 64 };
+    rope_simd paths[3];
+    int np = att_paths(paths);
+    att_problem a;
+    att_make(&a, N, N, H, HKV, D, 7, 515);
+    float *full = malloc(sizeof(float) * a.nq);
+    float *viac = malloc(sizeof(float) * a.nq);
+    float *step = malloc(sizeof(float) * H * D);
+    ck_assert(full && viac && step);
+    for (int pi = 0; pi < np; pi++) {
+        rope_kv_cache c;
+        a.p.simd = paths[pi];
+        a.p.n_threads = 2;
+        ck_assert_int_eq(rope_attention(full, a.q, a.k, a.v, &a.p), 0);
+        ck_assert_int_eq(rope_kv_cache_init(&c, 1, HKV, D, 0), 0);
+        ck_assert_int_eq(rope_kv_cache_append(&c, a.k, a.v, 100, &a.p), 0);
+        for (int j = 100; j < N; j++) {
+            size_t off = (size_t)j * HKV * D;
+            ck_assert_int_eq(rope_kv_cache_append(&c, a.k + off, a.v + off, 1,
+                                                  &a.p), 0);
+        }
+        ck_assert_int_eq(c.len, N);
+        ck_assert_int_eq(rope_attention_cached(viac, a.q, &c, &a.p), 0);
+        ck_assert_msg(!memcmp(full, viac, sizeof(float) * a.nq),
+                      "path %s: cached prefill differs",
+                      rope_simd_name(paths[pi]));
+        rope_attention_params dp = a.p;
+        dp.seq_len = 1;
+        ck_assert_int_eq(rope_attention_cached(step, a.q + (size_t)(N - 1)
+                                               * H * D, &c, &dp), 0);
+        ck_assert_double_le(att_maxdiff(step, full + (size_t)(N - 1) * H
+                                        * D, H * D), ATT_TOL);
+        rope_kv_cache_free(&c);
+    }
+    free(full); free(viac); free(step); att_free(&a);
+}
+END_TEST
+START_TEST(test_attention_cache_decode_allocates_nothing)
+{
+    enum { N = 4096, STEPS = 50, H = 8, HKV = 2, D = 64 };
+    att_problem a;
+    att_make(&a, 1, N + STEPS, H, HKV, D, 0, 616);
+    rope_kv_cache c;
+    float *out = malloc(sizeof(float) * H * D);
+    ck_assert(out != NULL);
+    a.p.n_threads = 2;
+    ck_assert_int_eq(rope_kv_cache_init(&c, 1, HKV, D, N), 0);
+    ck_assert_int_eq(rope_kv_cache_append(&c, a.k, a.v, N, &a.p), 0);
+    ck_assert_int_eq(rope_attention_cached(out, a.q, &c, &a.p), 0);
+    long grown = rope_attention_allocations();
+    for (int s = 0; s < STEPS; s++) {
+        size_t off = (size_t)(N + s) * HKV * D;
+        ck_assert_int_eq(rope_kv_cache_append(&c, a.k + off, a.v + off,
+                                              1, &a.p), 0);
+        long before = rope_attention_allocations();
+        ck_assert_int_eq(rope_attention_cached(out, a.q, &c, &a.p), 0);
+        ck_assert_int_eq(rope_attention_allocations(), before);
+    }
+    ck_assert_int_le(rope_attention_allocations() - grown, 1);
+    ck_assert_int_eq(c.len, N + STEPS);
+    rope_kv_cache_free(&c);
+    free(out);
+    att_free(&a);
 }
 END_TEST
 START_TEST(test_attention_lse_matches_the_reference)
@@ -929,6 +1030,9 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_two_keys_closed_form);
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
     tcase_add_test(tc, test_attention_threads_bit_identical);
+    tcase_add_test(tc, test_attention_pool_creates_no_thread_per_call);
+    tcase_add_test(tc, test_attention_cache_equals_the_kernel);
+    tcase_add_test(tc, test_attention_cache_decode_allocates_nothing);
     tcase_add_test(tc, test_attention_decode_equals_prefill);
     tcase_add_test(tc, test_attention_lse_matches_the_reference);
     tcase_add_test(tc, test_attention_repeat_kv_copies_head_a_over_r);

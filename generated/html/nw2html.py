@@ -559,7 +559,16 @@ def untoken(h):
         h = h2
     return h
 
+def math_code(m):
+    text = html.unescape(re.sub(r"<[^>]*>", "", untoken(PH[int(m.group(1))])))
+    special = {"\\": "\\textbackslash{}", "^": "\\^{}", "~": "\\~{}"}
+    text = "".join(special.get(c, "\\" + c if c in "_#$%&{}" else c)
+                   for c in text)
+    return "\\texttt{%s}" % text
+
 def render_math(items, node_script):
+    items = [(re.sub(r"ROPEPH(\d+)X", math_code, tex), display)
+             for tex, display in items]
     r = subprocess.run(["node", node_script, KATEX + "/katex.js"],
                        input=json.dumps(items).encode(),
                        stdout=subprocess.PIPE, check=True)

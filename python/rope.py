@@ -48,7 +48,8 @@ class _AttentionParams(ctypes.Structure):
                 ("table_len", ctypes.c_long), ("pairing", ctypes.c_int),
                 ("keys_rotated", ctypes.c_int), ("n_threads", ctypes.c_int),
                 ("simd", ctypes.c_int), ("lse", _float_p),
-                ("progress", ctypes.c_void_p), ("progress_ctx", ctypes.c_void_p)]
+                ("progress", ctypes.c_void_p), ("progress_ctx", ctypes.c_void_p),
+                ("kv_dtype", ctypes.c_int)]
 _lib = None
 
 

@@ -121,6 +121,7 @@ static int att_check(const rope_attention_params *p)
         if (!p->freqs_sin || p->head_dim % 2) return 5;
         if (p->table_len < p->start_pos + p->kv_len) return 6;
     }
+    if (p->kv_dtype != ROPE_DTYPE_F32) return 1; /* bf16: not yet */
     return 0;
 }
 static void att_cache_tile(const rope_kv_cache *c, int t, long bg,

@@ -75,6 +75,11 @@ typedef enum {
     ROPE_SIMD_AVX512 /* AVX-512F, 16 floats per vector */
 } rope_simd;
 
+typedef enum {
+    ROPE_DTYPE_F32, /* float32 throughout */
+    ROPE_DTYPE_BF16 /* K, V (and Q) rounded to bfloat16 */
+} rope_dtype;
+
 typedef struct rope_attention_params {
     int batch, seq_len, kv_len; /* seq_len <= kv_len */
     int n_heads, n_kv_heads; /* n_heads % n_kv_heads == 0 */
@@ -91,6 +96,7 @@ typedef struct rope_attention_params {
     float *lse; /* out or NULL: [batch, seq_len, n_heads] */
     void (*progress)(void *ctx, long done, long total); /* or NULL */
     void *progress_ctx;
+    rope_dtype kv_dtype; /* ROPE_DTYPE_F32 (0) or ROPE_DTYPE_BF16 */
 } rope_attention_params;
 enum {
     ROPE_ATTENTION_ENOMEM = 7, /* an allocation failed */

@@ -2,17 +2,6 @@
 #include <math.h>
 #include "bookdata.h"
 
-static void def_sci(FILE *f, const char *key, double x)
-{
-    int e = (int)floor(log10(fabs(x)));
-    double m = x / pow(10.0, e);
-    if (fabs(m) >= 9.95) {
-        m /= 10.0;
-        e++;
-    }
-    bd_def(f, key, "$%.1f\\times 10^{%d}$", m, e);
-}
-
 static void write_table(const char *dir, const char *name,
                         void (*print)(FILE *, int))
 {
@@ -47,7 +36,7 @@ int bookdata_positions(const char *dir)
         }
     bd_def(f, "positions-seed", "%d", ROPE_BOOK_SEED);
     if (maxdiff == 0.0) bd_def(f, "positions-catdog-maxdiff", "$0$");
-    else def_sci(f, "positions-catdog-maxdiff", maxdiff);
+    else bd_def_sci(f, "positions-catdog-maxdiff", maxdiff, 2);
     for (int s = 0; s < 2; s++)
         for (int t = 0; t < 3; t++)
             for (int j = 0; j < ROPE_EX_DHEAD; j++) {
@@ -76,12 +65,12 @@ int bookdata_positions(const char *dir)
     for (int j = 0; j < D; j++) mean += (xa[j] - xb[j]) / D;
     for (int j = 0; j < D; j++)
         perp += (xa[j] - xb[j] - mean) * (xa[j] - xb[j] - mean);
-    def_sci(f, "positions-sigma-sq", ROPE_CH1_SIGMA * ROPE_CH1_SIGMA);
-    def_sci(f, "positions-gap-coef", perp / (2.0 * D));
-    def_sci(f, "positions-gap-one",
-            1.0 - rope_cosine_at_position(xa, xb, D, 1.0));
-    def_sci(f, "positions-gap-thousand",
-            1.0 - rope_cosine_at_position(xa, xb, D, 1000.0));
+    bd_def_sci(f, "positions-sigma-sq", ROPE_CH1_SIGMA * ROPE_CH1_SIGMA, 2);
+    bd_def_sci(f, "positions-gap-coef", perp / (2.0 * D), 2);
+    bd_def_sci(f, "positions-gap-one",
+               1.0 - rope_cosine_at_position(xa, xb, D, 1.0), 2);
+    bd_def_sci(f, "positions-gap-thousand",
+               1.0 - rope_cosine_at_position(xa, xb, D, 1000.0), 2);
     enum { DH = 64 };
     static double wk[D * DH];
     uint64_t st = ROPE_BOOK_SEED + 1;
@@ -97,8 +86,8 @@ int bookdata_positions(const char *dir)
         }
         grad[g] = rope_norm(qa, D) * rope_norm(kb, DH);
     }
-    def_sci(f, "positions-grad-one", grad[1] / grad[0]);
-    def_sci(f, "positions-grad-thousand", grad[2] / grad[0]);
+    bd_def_sci(f, "positions-grad-one", grad[1] / grad[0], 2);
+    bd_def_sci(f, "positions-grad-thousand", grad[2] / grad[0], 2);
     bd_def(f, "positions-grad-dhead", "%d", DH);
     bd_def(f, "positions-n-short", "%d", 5);
     bd_def(f, "positions-n-long", "%d", 1025);

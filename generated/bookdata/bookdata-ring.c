@@ -38,12 +38,6 @@ static double ring_kernel_speed(int h, int hkv, int d)
     free(q); free(o); free(k); free(v);
     return 2.0 * n * n * d * h / best;
 }
-static void ring_sci(char *buf, size_t n, double x)
-{
-    int e = (int)floor(log10(x));
-    snprintf(buf, n, "$%.1f\\times 10^{%d}$", x / pow(10, e), e);
-}
-
 static void ring_bytes(char *buf, size_t n, double b)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB",
@@ -146,7 +140,7 @@ int bookdata_ring(const char *dir)
     for (int i = 0; i < 3; i++) {
         double n = (double)lens[i], F = 2 * n * n * d * h;
         char a[64], b[64], c[64], e[64];
-        ring_sci(a, sizeof a, F);
+        bd_sci(a, sizeof a, F, 2);
         ring_bytes(b, sizeof b, 4 * n * (2.0 * h + 2.0 * hkv) * d);
         ring_bytes(c, sizeof c, 4 * n * n * h);
         ring_time(e, sizeof e, F / sigma);
@@ -227,11 +221,11 @@ int bookdata_ring(const char *dir)
     if (sscanf(line, "max relative error %lf against the kernel, %lf",
                &ek, &er) != 2)
         exit(1);
-    ring_sci(e1, sizeof e1, fmax(fmax(ek, er), 1e-12));
+    bd_sci(e1, sizeof e1, fmax(fmax(ek, er), 1e-12), 2);
     bd_def(f, "ring-test-maxerr", "%s", e1);
     const double lse_typ = log(1000.0) + 2;
     bd_def(f, "ring-lse-typ", "%.1f", lse_typ);
-    ring_sci(e2, sizeof e2, 0x1p-24 * (2 * lse_typ + 1));
+    bd_sci(e2, sizeof e2, 0x1p-24 * (2 * lse_typ + 1), 2);
     bd_def(f, "ring-merge-bound", "%s", e2);
     bd_close(f);
     return 0;

@@ -11,8 +11,7 @@ static void rd_sci(FILE *f, const char *key, double v)
         bd_def(f, key, "%.3g", v);
         return;
     }
-    double m = v / pow(10, e);
-    bd_def(f, key, "\\ensuremath{%.2g\\times10^{%d}}", m, e);
+    bd_def_sci(f, key, v, 2);
 }
 
 static void rd_int(FILE *f, const char *key, long v)

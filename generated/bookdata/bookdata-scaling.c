@@ -37,13 +37,6 @@ static void scaling_def_base(FILE *f, const char *key, double base)
     else
         bd_def(f, key, "%g", base);
 }
-/* v as m \cdot 10^{e}, for math mode, with digits significant digits */
-static void scaling_def_sci(FILE *f, const char *key, double v,
-                            int digits)
-{
-    int e = (int)floor(log10(fabs(v)));
-    bd_def(f, key, "%.*f\\cdot 10^{%d}", digits - 1, v / pow(10, e), e);
-}
 static rope_scaling yarn_config(rope_yarn_flavor flavor, double factor,
                                 long original)
 {
@@ -130,8 +123,8 @@ static void write_why(const char *dir, FILE *f)
     bd_def(f, "scaling-mm-nfullM", "%d", nm);
     bd_def(f, "scaling-mm-nnew", "%d", nm - nl);
     bd_def(f, "scaling-mm-nnever", "%d", half - nm);
-    scaling_def_sci(f, "scaling-mm-lambdalast",
-                    2 * ROPE_BD_PI / inv[half - 1], 3);
+    bd_def_sci(f, "scaling-mm-lambdalast",
+               2 * ROPE_BD_PI / inv[half - 1], 3);
     bd_def(f, "scaling-mm-anglelastL", "%.4f",
            (MM_L - 1) * (double)inv[half - 1]);
     bd_def(f, "scaling-mm-anglelastM", "%.3f",
@@ -147,8 +140,8 @@ static void write_pi_ntk(FILE *f)
     s.factor = MM_S;
     rope_compute_inv_freq(inv, &af, MM_D, MM_BASE, &s);
     bd_def(f, "scaling-pi-step0", "%.4f", (double)inv[0]);
-    scaling_def_sci(f, "scaling-ntk-base",
-            rope_ntk_aware_base(MM_BASE, MM_S, MM_D), 4);
+    bd_def_sci(f, "scaling-ntk-base",
+               rope_ntk_aware_base(MM_BASE, MM_S, MM_D), 4);
     double fac = rope_dynamic_factor(G_DYN_S, G_DYN_N, G_DYN_L);
     double b = G_BASE * pow(fac, (double)G_D / (G_D - 2));
     bd_def(f, "scaling-dyn-s", "%.0f", G_DYN_S);

@@ -5,27 +5,11 @@
 #include <stdlib.h>
 #include "bookdata.h"
 
-static const char *pe_tex_sci(char *buf, size_t size, double v,
-                              int digits)
-{
-    int e = v == 0.0 ? 0 : (int)floor(log10(fabs(v)));
-    double mant = v / pow(10.0, e);
-    if (fabs(mant) >= 10.0 - 0.5 * pow(10.0, 1 - digits)) {
-        mant /= 10.0;
-        e++;
-    }
-    if (e == 0)
-        snprintf(buf, size, "\\ensuremath{%.*f}", digits - 1, mant);
-    else
-        snprintf(buf, size, "\\ensuremath{%.*f\\times 10^{%d}}",
-                 digits - 1, mant, e);
-    return buf;
-}
 static const char *pe_tex_num(char *buf, size_t size, double v,
                               int digits)
 {
     if (v != 0.0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6))
-        return pe_tex_sci(buf, size, v, digits);
+        return bd_sci(buf, size, v, digits);
     if (fabs(v) >= pow(10.0, digits) - 0.5)
         snprintf(buf, size, "\\ensuremath{%.0f}", v);
     else
@@ -112,10 +96,10 @@ static int pe_write_bands(const char *dir, FILE *num)
             continue;
         double w = rope_pe_omega(i, D, 1e4);
         fprintf(t, "%d & %s & %s & %s & %s \\\\\n", i,
-                pe_tex_sci(b1, sizeof b1, w, 3),
+                bd_sci(b1, sizeof b1, w, 3),
                 pe_tex_num(b2, sizeof b2, rope_pe_wavelength(i, D, 1e4), 3),
                 pe_tex_num(b3, sizeof b3, rope_pe_half_turn(i, D, 1e4), 3),
-                pe_tex_sci(b4, sizeof b4, 2.0 * sin(w / 2.0), 3));
+                bd_sci(b4, sizeof b4, 2.0 * sin(w / 2.0), 3));
     }
     fputs("\\bottomrule\n\\end{tabular}\n", t);
     bd_close(t);

@@ -1,4 +1,5 @@
 /* bookdata-util.c: opening, writing and closing the book's data. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,4 +42,31 @@ void bd_close(FILE *f)
         fprintf(stderr, "bookdata: write error\n");
         exit(1);
     }
+}
+
+const char *bd_sci(char *buf, size_t size, double v, int digits)
+{
+    if (!isfinite(v) || digits < 1 || digits > 17) {
+        fprintf(stderr, "bookdata: cannot print %g with %d digits\n", v,
+                digits);
+        exit(1);
+    }
+    int e = v == 0 ? 0 : (int)floor(log10(fabs(v)));
+    double m = v / pow(10.0, e);
+    if (fabs(m) >= 10.0 - 0.5 * pow(10.0, 1 - digits)) {
+        m /= 10.0;
+        e++;
+    }
+    if (e == 0)
+        snprintf(buf, size, "\\ensuremath{%.*f}", digits - 1, m);
+    else
+        snprintf(buf, size, "\\ensuremath{%.*f\\times 10^{%d}}",
+                 digits - 1, m, e);
+    return buf;
+}
+
+void bd_def_sci(FILE *f, const char *key, double v, int digits)
+{
+    char buf[96];
+    bd_def(f, key, "%s", bd_sci(buf, sizeof buf, v, digits));
 }

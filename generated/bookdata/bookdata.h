@@ -7,6 +7,8 @@
 FILE *bd_open(const char *dir, const char *name);
 FILE *bd_numbers_open(const char *dir, const char *chapter);
 void bd_def(FILE *f, const char *key, const char *fmt, ...);
+const char *bd_sci(char *buf, size_t size, double v, int digits);
+void bd_def_sci(FILE *f, const char *key, double v, int digits);
 void bd_close(FILE *f);
 /* writers, chapter by chapter */
 int bookdata_positions(const char *dir);

@@ -271,6 +271,7 @@ def split_rows(body):
 class Book:
     def __init__(self, values, labels, cites):
         self.values, self.labels, self.cites = values, labels, cites
+        self.concepts = []      # (index entry, page)
         self.figures = []       # (body, number)
         self.vals = {}          # page -> {key: value}
         self.page = None
@@ -463,7 +464,7 @@ class Book:
     def page_body(self, name, tex, chapno):
         self.page, self.chapno, self.eqno, self.exno = name, chapno, 0, 0
         self.vals[name] = {}
-        tex = replace_cmd(tex, "index", 1, lambda a: "")
+        tex = self.index_entries(tex)
         tex = self.floats(tex)
         tex = self.exercises(tex)
         tex = self.tables(tex)
@@ -493,6 +494,71 @@ class Book:
             pos = end
         out.append(tex[pos:])
         return "".join(out)
+    def index_entries(self, tex):
+        marks = []
+        def mark(entry):
+            marks.append(entry)
+            return "ROPEIDX%dQ" % (len(marks) - 1)
+        def anchor(m):
+            entry = marks[int(m.group(1))]
+            self.concepts.append((entry, self.page))
+            if re.search(r"\|see\{", entry): return ""   # no location
+            return token('<a class="idx" id="idx-%d"></a>'
+                         % (len(self.concepts) - 1))
+        def refuse(m):
+            sys.exit("nw2html: index entry inside a formula on %s: %s"
+                     % (self.page, marks[int(m.group(1))]))
+        tex = replace_cmd(tex, "index", 1, mark)
+        return "".join(re.sub(r"ROPEIDX(\d+)Q", anchor if sg[0] == "text"
+                              else refuse, sg[-1]) for sg in segments(tex))
+
+    def index_text(self, tex):
+        out = []
+        for sg in segments(tex):
+            if sg[0] != "text":
+                out.append(self.math_token(sg[1], False))
+                continue
+            t = re.sub(r"\\[a-zA-Z]+\{([^{}]*)\}", r"\1", sg[1])
+            t = t.replace("\\_", "_").replace("---", "\u2014")
+            t = t.replace("--", "\u2013").replace("~", " ")
+            out.append(html.escape(t.replace("{", "").replace("}", "")))
+        return "".join(out)
+
+    def concept_index(self, pages):
+        label = {p["file"]: p["num"] or p["title"] for p in pages}
+        terms = {}
+        for n, (entry, page) in enumerate(self.concepts):
+            path, _, fmt = entry.partition("|")
+            node = terms
+            for part in path.split("!"):
+                key, _, shown = part.partition("@")
+                k = re.sub(r"[\\{}$]", "", key).lower()
+                node = node.setdefault(k, {"shown": shown or key, "at": [],
+                                           "see": None, "sub": {}})
+                last = node
+                node = node["sub"]
+            see = re.match(r"see\{(.*)\}$", fmt)
+            if see: last["see"] = see.group(1)
+            else: last["at"].append((page, n))
+        self.page = "index-of-concepts.html"
+        self.vals.setdefault(self.page, {})
+        def where(t):
+            if t["see"]: return " <em>see</em> " + self.index_text(t["see"])
+            links, count = [], {}
+            for page, n in t["at"]:
+                count[page] = count.get(page, 0) + 1
+                text = (html.escape(label[page]) if count[page] == 1
+                        else "[%d]" % count[page])
+                links.append('<a href="%s">%s</a>' % (ref("idx-%d" % n), text))
+            return (": " if links else "") + ", ".join(links)
+        def items(node):
+            return "\n".join(
+                "<li>%s%s%s</li>" % (self.index_text(node[k]["shown"]),
+                                     where(node[k]),
+                                     '<ul>%s</ul>' % items(node[k]["sub"])
+                                     if node[k]["sub"] else "")
+                for k in sorted(node))
+        return '<ul class="index concepts">%s</ul>' % items(terms)
 
 # ---- pages
 def slug(title):
@@ -544,6 +610,12 @@ def split_pages(body):
         pages.append(last)
         pos = end
     if last is not None: last["tex"] += body[pos:]
+    at = last["tex"].find("\\printindex") if last else -1
+    if at >= 0:
+        last["tex"] = last["tex"][:at]
+        pages.append({"title": "Index of concepts", "num": None,
+                      "file": "index-of-concepts.html", "label": None,
+                      "tex": ""})
     return pages, parts
 def pandoc(tex):
     r = subprocess.run(["pandoc", "-f", "latex", "-t", "html5", "--wrap=none",
@@ -664,6 +736,8 @@ def main():
     compile_figures(book.figures, preamble, local, a.figdir,
                     a.out)
     for p in pages:
+        if p["title"] == "Index of concepts":
+            p["html"] += book.concept_index(pages)
         if p["title"] == "Index of chunks": p["html"] += chunk_index(chunks, num)
         if p["title"] == "Index of identifiers":
             p["html"] += ident_index(chunks, num)

@@ -140,6 +140,13 @@ async function shoot(page, file, id, name) {
         fail(file, "link to a missing anchor: " + href);
     }
   }
+  const CI = "index-of-concepts.html";
+  if (!ids[CI]) fail(CI, "the index of concepts is missing");
+  const indexed = new Set((links[CI] || []).filter((h) => h.includes("#idx-")));
+  for (const file of files)
+    for (const id of ids[file])
+      if (/^idx-\d+$/.test(id) && !indexed.has(file + "#" + id))
+        fail(file, "index anchor " + id + " is not in the index of concepts");
   fs.mkdirSync(shots, { recursive: true });
   current = "screenshots";
   await shoot(page, "chapter-3.html", "fig:rotary-plane", "ch3-rotation");

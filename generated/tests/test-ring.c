@@ -292,20 +292,26 @@ START_TEST(test_ring_program_equals_the_command)
 END_TEST
 static const struct {
     int ranks;
-    long nq, nk;
+    long nq, nk, d;
     const char *flags, *text;
-} ring_bad[3] = {
-    {4, 5, 5, "--causal", "4 ranks need at least 8 tokens with the "
-                          "zigzag layout, got 5"},
-    {2, 6, 7, "", "seq_len 6 differs from kv_len 7"},
-    {3, 6, 6, "--layout ring", "--layout: expected contiguous or zigzag"},
+} ring_bad[5] = {
+    {4, 5, 5, 8, "--causal", "4 ranks need at least 8 tokens with the "
+                             "zigzag layout, got 5"},
+    {2, 6, 7, 8, "", "seq_len 6 differs from kv_len 7"},
+    {3, 6, 6, 8, "--layout ring", "--layout: expected contiguous or "
+                                  "zigzag"},
+    {2, 4, 4, ROPE_ATTENTION_MAX_HEAD_DIM + 2, "--causal",
+     "the widest head the kernel tiles"},
+    {2, 4, 4, 8, "--kv-dtype f64", "--kv-dtype: expected f32 or bf16, "
+                                   "got 'f64'"},
 };
 
 START_TEST(test_ring_program_refuses_bad_uses)
 {
     char dir[] = "/tmp/rope-ring-XXXXXX", args[1024], path[256], err[256];
-    float x[7 * 2 * 8] = {0};
-    long qs[4] = {1, ring_bad[_i].nq, 2, 8}, ks[4] = {1, ring_bad[_i].nk, 2, 8};
+    static const float x[7 * 2 * (ROPE_ATTENTION_MAX_HEAD_DIM + 2)];
+    long d = ring_bad[_i].d;
+    long qs[4] = {1, ring_bad[_i].nq, 2, d}, ks[4] = {1, ring_bad[_i].nk, 2, d};
     ck_assert(mkdtemp(dir) != NULL);
     for (int j = 0; j < 3; j++) {
         snprintf(path, sizeof path, "%s/%s.npy", dir, j == 0 ? "q" : j == 1
@@ -367,7 +373,7 @@ Suite *ring_suite(void)
     tcase_add_loop_test(tc, test_ring_equals_one_process, 1, 5);
     tcase_add_test(tc, test_ring_errors_reach_every_rank);
     tcase_add_loop_test(tc, test_ring_program_equals_the_command, 1, 5);
-    tcase_add_loop_test(tc, test_ring_program_refuses_bad_uses, 0, 3);
+    tcase_add_loop_test(tc, test_ring_program_refuses_bad_uses, 0, 5);
     tcase_add_test(tc, test_ring_plan_command);
     suite_add_tcase(s, tc);
     return s;

@@ -246,7 +246,8 @@ int cmd_attention(int argc, char **argv)
         else {
             rope_npy result = x[0];
             result.data = out;
-            rc = cli_write_npys(1, cli_attention_names + 3, a.path + 3, &result);
+            rc = cli_write_npys(1, cli_attention_names + 3, a.path + 3,
+                                &result);
         }
     }
     free(c); free(s); free(out); free(lse);

@@ -311,7 +311,8 @@ START_TEST(test_ring_program_refuses_bad_uses)
     char dir[] = "/tmp/rope-ring-XXXXXX", args[1024], path[256], err[256];
     static const float x[7 * 2 * (ROPE_ATTENTION_MAX_HEAD_DIM + 2)];
     long d = ring_bad[_i].d;
-    long qs[4] = {1, ring_bad[_i].nq, 2, d}, ks[4] = {1, ring_bad[_i].nk, 2, d};
+    long qs[4] = {1, ring_bad[_i].nq, 2, d};
+    long ks[4] = {1, ring_bad[_i].nk, 2, d};
     ck_assert(mkdtemp(dir) != NULL);
     for (int j = 0; j < 3; j++) {
         snprintf(path, sizeof path, "%s/%s.npy", dir, j == 0 ? "q" : j == 1

@@ -290,6 +290,70 @@ START_TEST(test_ring_program_equals_the_command)
     cli_result_free(&ring);
 }
 END_TEST
+START_TEST(test_ring_program_passes_the_kv_dtype)
+{
+    static const ring_cli_case c = {1, 64, 8, 2, 16,
+                                    "--causal --no-rope --kv-dtype bf16"};
+    const ring_cli_case *t = &c;
+    char dir[] = "/tmp/rope-ring-XXXXXX", args[1024], path[256], err[256];
+    long qs[4] = {t->b, t->n, t->h, t->d};
+    long ks[4] = {t->b, t->n, t->hkv, t->d};
+    size_t nq = (size_t)t->b * t->n * t->h * t->d;
+    size_t nk = (size_t)t->b * t->n * t->hkv * t->d;
+    ck_assert(mkdtemp(dir) != NULL);
+    uint64_t st = 600 + (uint64_t)_i;
+    float *x[3];
+    const char *names[3] = {"q.npy", "k.npy", "v.npy"};
+    for (int j = 0; j < 3; j++) {
+        size_t cnt = j ? nk : nq;
+        ck_assert((x[j] = malloc(sizeof(float) * cnt)) != NULL);
+        for (size_t i = 0; i < cnt; i++)
+            x[j][i] = (float)(2 * rope_uniform(&st) - 1);
+        snprintf(path, sizeof path, "%s/%s", dir, names[j]);
+        ck_assert_msg(rope_npy_write(path, x[j], 4, j ? ks : qs, err,
+                                     sizeof err) == 0, "%s", err);
+        free(x[j]);
+    }
+    snprintf(args, sizeof args, "attention --q %s/q.npy --k %s/k.npy "
+             "--v %s/v.npy --out %s/one.npy %s", dir, dir, dir, dir,
+             t->flags);
+    cli_result one = cli_run(args);
+    snprintf(args, sizeof args, "attention --q %s/q.npy --k %s/k.npy "
+             "--v %s/v.npy --out %s/ring.npy %s", dir, dir, dir, dir,
+             t->flags);
+    cli_result ring = ring_mpirun(1, "ROPE_RING", args);
+    ck_assert_msg(one.status == ring.status, "rope attention: %d %s"
+                  "rope-ring attention: %d %s", one.status, one.err,
+                  ring.status, ring.err);
+    if (one.status == 0) {
+        rope_npy a, b;
+        ck_assert_str_eq(ring.err, "");
+        snprintf(path, sizeof path, "%s/one.npy", dir);
+        ck_assert_msg(rope_npy_read(path, &a, err, sizeof err) == 0, "%s", err);
+        snprintf(path, sizeof path, "%s/ring.npy", dir);
+        ck_assert_msg(rope_npy_read(path, &b, err, sizeof err) == 0, "%s", err);
+        ck_assert(a.count == nq && b.count == nq);
+        ck_assert_msg(memcmp(a.data, b.data, sizeof(float) * nq) == 0,
+                      "--kv-dtype bf16: one rank differs from rope attention");
+        rope_npy_free(&a);
+        rope_npy_free(&b);
+    } else {
+        ck_assert_int_eq(one.status, 2);
+        ck_assert_msg(strncmp(one.err, "rope: error: attention: ", 24) == 0
+                      && strncmp(ring.err, "rope: error: ring attention: ",
+                                 29) == 0, "%s%s", one.err, ring.err);
+    }
+    static const char *const made[] = {"q.npy", "k.npy", "v.npy", "one.npy",
+                                       "ring.npy"};
+    for (int j = 0; j < 5; j++) {
+        snprintf(path, sizeof path, "%s/%s", dir, made[j]);
+        remove(path);
+    }
+    ck_assert_msg(rmdir(dir) == 0, "a file is left in %s", dir);
+    cli_result_free(&one);
+    cli_result_free(&ring);
+}
+END_TEST
 static const struct {
     int ranks;
     long nq, nk, d;
@@ -375,6 +439,7 @@ Suite *ring_suite(void)
     tcase_add_test(tc, test_ring_errors_reach_every_rank);
     tcase_add_loop_test(tc, test_ring_program_equals_the_command, 1, 5);
     tcase_add_loop_test(tc, test_ring_program_refuses_bad_uses, 0, 5);
+    tcase_add_test(tc, test_ring_program_passes_the_kv_dtype);
     tcase_add_test(tc, test_ring_plan_command);
     suite_add_tcase(s, tc);
     return s;

@@ -1,4 +1,5 @@
-/* cli-attention.c: `rope attention', chapter 5's kernel on .npy. */
+/* cli-attention.c: `rope attention', chapter 5's kernel on .npy, and
+   the options it shares with `rope-ring attention'. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -9,30 +10,30 @@
 #include <unistd.h>
 #include "cli.h"
 
-typedef struct {
-    const char *path[4]; /* q, k, v, out */
-    int causal, no_rope;
-    long threads, start_pos;
-    rope_simd simd;
-} att_cli;
-
-static const char *const att_cli_names[4] = {
+const char *const cli_attention_names[4] = {
     "--q", "--k", "--v", "--out"
 };
-static int att_cli_flag(att_cli *a, cli_rope_options *o, int argc,
-                        char **argv, int *i)
+
+void cli_attention_defaults(cli_attention_options *a, const char *cmd)
+{
+    *a = (cli_attention_options){.cmd = cmd, .threads = 1,
+                                 .simd = ROPE_SIMD_AUTO,
+                                 .kv_dtype = ROPE_DTYPE_F32};
+}
+int cli_attention_flag(cli_attention_options *a, cli_rope_options *o,
+                       int argc, char **argv, int *i)
 {
     const char *f = argv[*i];
     if (!strcmp(f, "--causal")) { a->causal = 1; return 0; }
     if (!strcmp(f, "--no-rope")) { a->no_rope = 1; return 0; }
     for (int j = 0; j < 4; j++)
-        if (!strcmp(f, att_cli_names[j])) {
+        if (!strcmp(f, cli_attention_names[j])) {
             if (cli_need_value(argc, argv, *i)) return 2;
             a->path[j] = argv[++*i];
             return 0;
         }
     if (!strcmp(f, "--threads") || !strcmp(f, "--start-pos")
-        || !strcmp(f, "--simd")) {
+        || !strcmp(f, "--simd") || !strcmp(f, "--kv-dtype")) {
         if (cli_need_value(argc, argv, *i)) return 2;
         const char *val = argv[++*i];
         if (!strcmp(f, "--threads"))
@@ -40,6 +41,13 @@ static int att_cli_flag(att_cli *a, cli_rope_options *o, int argc,
         if (!strcmp(f, "--start-pos"))
             return cli_parse_int(f, val, 0, ROPE_MAX_POSITION - 1,
                                  &a->start_pos);
+        if (!strcmp(f, "--kv-dtype")) {
+            if (strcmp(val, "f32") && strcmp(val, "bf16"))
+                return cli_error("--kv-dtype: expected f32 or bf16, got "
+                                 "'%s'", val);
+            a->kv_dtype = val[0] == 'b' ? ROPE_DTYPE_BF16 : ROPE_DTYPE_F32;
+            return 0;
+        }
         if (rope_simd_parse(val, &a->simd))
             return cli_error("--simd: expected auto, scalar, avx2 or "
                              "avx512, got '%s'", val);
@@ -48,39 +56,7 @@ static int att_cli_flag(att_cli *a, cli_rope_options *o, int argc,
     int r = cli_rope_parse_option(o, argc, argv, i);
     if (r == 1) return 0;
     return r == 2 ? 2
-        : cli_error("attention: unexpected argument '%s'", f);
-}
-static int att_cli_shapes(const rope_npy *x, cli_rope_options *o,
-                          const att_cli *a)
-{
-    const long *q = x[0].shape, *k = x[1].shape, *v = x[2].shape;
-    int ok = x[0].ndim == 4 && x[1].ndim == 4 && x[2].ndim == 4;
-    for (int j = 0; ok && j < 4; j++)
-        ok = k[j] == v[j] && q[j] > 0 && k[j] > 0 && q[j] <= 1L << 24
-             && k[j] <= 1L << 24;
-    if (!ok || q[0] != k[0] || q[3] != k[3])
-        return cli_error("attention: q must be [batch, seq_len, "
-                         "n_heads, head_dim] and k, v equal [batch, "
-                         "kv_len, n_kv_heads, head_dim]");
-    if (q[3] > ROPE_ATTENTION_MAX_HEAD_DIM)
-        return cli_error("attention: head_dim %ld exceeds %d, the widest "
-                         "head the kernel tiles", q[3],
-                         ROPE_ATTENTION_MAX_HEAD_DIM);
-    if (q[2] % k[2])
-        return cli_error("attention: n_heads %ld is not a multiple of "
-                         "n_kv_heads %ld", q[2], k[2]);
-    if (q[1] > k[1])
-        return cli_error("attention: seq_len %ld exceeds kv_len %ld",
-                         q[1], k[1]);
-    if (o->head_dim != 0 && o->head_dim != q[3])
-        return cli_error("attention: --head-dim %d but the arrays have "
-                         "head_dim %ld", o->head_dim, q[3]);
-    o->head_dim = (int)q[3];
-    if (!a->no_rope && a->start_pos + k[1] > ROPE_MAX_POSITION)
-        return cli_error("attention: --start-pos %ld + kv_len %ld passes "
-                         "%ld", a->start_pos, k[1], ROPE_MAX_POSITION);
-    return a->no_rope ? 0 : cli_rope_validate(o);
-    return 0;
+        : cli_error("%s: unexpected argument '%s'", a->cmd, f);
 }
 static size_t att_cli_mib(size_t bytes)
 {
@@ -104,13 +80,16 @@ static int att_cli_kernel_error(int e, const rope_attention_params *p,
         return cli_error("out of memory: needs %zu MiB for the attention "
                          "workspace",
                          att_cli_mib(rope_attention_workspace_bytes(p)));
+    if (e == 1 && p->kv_dtype == ROPE_DTYPE_BF16)
+        return cli_error("attention: --kv-dtype bf16: bf16 is not "
+                         "supported by this build");
     if (e != ROPE_ATTENTION_ENONFINITE)
         return cli_error("attention: the kernel rejected the arguments");
     for (int j = 0; j < 3; j++)
         for (size_t i = 0; i < x[j].count; i++)
             if (!isfinite(x[j].data[i]))
                 return cli_error("%s: %s holds inf or NaN", why,
-                                 att_cli_names[j]);
+                                 cli_attention_names[j]);
     for (size_t i = 0; i < rows; i++)
         if (!isfinite(lse[i]))
             return cli_error("%s: the scores of --q and --k overflow "
@@ -166,29 +145,72 @@ static void att_progress_end(att_progress *pr)
     if (pr->shown) fputc('\n', stderr);
     pthread_mutex_destroy(&pr->lock);
 }
+int cli_attention_files(const cli_attention_options *a)
+{
+    for (int j = 0; j < 4; j++)
+        if (!a->path[j])
+            return cli_error("%s: %s FILE is required", a->cmd,
+                             cli_attention_names[j]);
+    return cli_check_files(3, 4, cli_attention_names, a->path);
+}
+
+int cli_attention_read(const cli_attention_options *a, rope_npy *x)
+{
+    char err[512];
+    for (int j = 0; j < 3; j++)
+        if (rope_npy_read(a->path[j], &x[j], err, sizeof err))
+            return att_cli_read_error(a->path[j],
+                                      cli_attention_names[j], err);
+    return 0;
+}
+int cli_attention_shapes(const rope_npy *x, cli_rope_options *o,
+                         const cli_attention_options *a)
+{
+    const long *q = x[0].shape, *k = x[1].shape, *v = x[2].shape;
+    int ok = x[0].ndim == 4 && x[1].ndim == 4 && x[2].ndim == 4;
+    for (int j = 0; ok && j < 4; j++)
+        ok = k[j] == v[j] && q[j] > 0 && k[j] > 0 && q[j] <= 1L << 24
+             && k[j] <= 1L << 24;
+    if (!ok || q[0] != k[0] || q[3] != k[3])
+        return cli_error("%s: q must be [batch, seq_len, n_heads, "
+                         "head_dim] and k, v equal [batch, kv_len, "
+                         "n_kv_heads, head_dim]", a->cmd);
+    if (q[3] > ROPE_ATTENTION_MAX_HEAD_DIM)
+        return cli_error("%s: head_dim %ld exceeds %d, the widest head "
+                         "the kernel tiles", a->cmd, q[3],
+                         ROPE_ATTENTION_MAX_HEAD_DIM);
+    if (q[2] % k[2])
+        return cli_error("%s: n_heads %ld is not a multiple of "
+                         "n_kv_heads %ld", a->cmd, q[2], k[2]);
+    if (q[1] > k[1])
+        return cli_error("%s: seq_len %ld exceeds kv_len %ld", a->cmd,
+                         q[1], k[1]);
+    if (o->head_dim != 0 && o->head_dim != q[3])
+        return cli_error("%s: --head-dim %d but the arrays have head_dim "
+                         "%ld", a->cmd, o->head_dim, q[3]);
+    o->head_dim = (int)q[3];
+    if (!a->no_rope && a->start_pos + k[1] > ROPE_MAX_POSITION)
+        return cli_error("%s: --start-pos %ld + kv_len %ld passes %ld",
+                         a->cmd, a->start_pos, k[1], ROPE_MAX_POSITION);
+    return a->no_rope ? 0 : cli_rope_validate(o);
+    return 0;
+}
 
 int cmd_attention(int argc, char **argv)
 {
     cli_rope_options o;
-    att_cli a = {{NULL, NULL, NULL, NULL}, 0, 0, 1, 0, ROPE_SIMD_AUTO};
+    cli_attention_options a;
     rope_npy x[3] = {{0}, {0}, {0}}; /* q, k, v */
-    char err[512];
     int rc = 0;
     cli_rope_defaults(&o);
+    cli_attention_defaults(&a, "attention");
     for (int i = 1; i < argc && rc == 0; i++)
-        rc = att_cli_flag(&a, &o, argc, argv, &i);
-    for (int j = 0; j < 4 && rc == 0; j++)
-        if (!a.path[j])
-            rc = cli_error("attention: %s FILE is required",
-                           att_cli_names[j]);
-    if (rc == 0)
-        rc = cli_check_files(3, 4, att_cli_names, a.path);
+        rc = cli_attention_flag(&a, &o, argc, argv, &i);
+    rc = rc ? rc : cli_attention_files(&a);
     if (rc == 0 && cli_parse_only)
         return a.no_rope ? 0 : cli_rope_validate(&o);
-    for (int j = 0; j < 3 && rc == 0; j++)
-        if (rope_npy_read(a.path[j], &x[j], err, sizeof err))
-            rc = att_cli_read_error(a.path[j], att_cli_names[j], err);
-    rc = rc ? rc : att_cli_shapes(x, &o, &a);
+    rc = rc ? rc : cli_attention_read(&a, x);
+    rc = rc ? rc : cli_attention_shapes(x, &o, &a);
     float *c = NULL, *s = NULL, *out = NULL, *lse = NULL;
     att_progress pr;
     rope_attention_params p;
@@ -214,6 +236,7 @@ int cmd_attention(int argc, char **argv)
         p.pairing = o.pairing;
         p.n_threads = (int)a.threads;
         p.simd = a.simd;
+        p.kv_dtype = a.kv_dtype;
         p.lse = lse;
         att_progress_start(&pr, &p);
         int e = rope_attention(out, x[0].data, x[1].data, x[2].data, &p);
@@ -223,7 +246,8 @@ int cmd_attention(int argc, char **argv)
         else {
             rope_npy result = x[0];
             result.data = out;
-            rc = cli_write_npys(1, att_cli_names + 3, a.path + 3, &result);
+            rc = cli_write_npys(1, cli_attention_names + 3, a.path + 3,
+                                &result);
         }
     }
     free(c); free(s); free(out); free(lse);

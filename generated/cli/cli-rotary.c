@@ -120,7 +120,9 @@ int cli_rope_table(const cli_rope_options *o, long start, long end,
     *freqs_cos = rc ? NULL : malloc(bytes);
     *freqs_sin = rc ? NULL : malloc(bytes);
     if (rc == 0 && (*freqs_cos == NULL || *freqs_sin == NULL))
-        rc = cli_error("out of memory for %ld table rows", end - start);
+        rc = cli_error("out of memory: needs %zu MiB for %ld table rows",
+                       (2 * bytes + ((size_t)1 << 20) - 1) >> 20,
+                       end - start);
     if (rc == 0 && rope_freqs_cis_from_inv_freq(*freqs_cos, *freqs_sin,
             inv_freq, o->head_dim, start, end, attention_factor,
             o->precision) != 0)

@@ -58,6 +58,22 @@ int cli_scaling_print(const cli_rope_options *o, const char *what,
                       const float *inv_freq, double attention_factor,
                       int *done);
 int cmd_attention(int argc, char **argv);
+typedef struct cli_attention_options {
+    const char *cmd; /* "attention" or "ring attention", in messages */
+    const char *path[4]; /* q, k, v, out */
+    int causal, no_rope;
+    long threads, start_pos;
+    rope_simd simd;
+    rope_dtype kv_dtype; /* --kv-dtype f32 (default) or bf16 */
+} cli_attention_options;
+extern const char *const cli_attention_names[4];
+void cli_attention_defaults(cli_attention_options *a, const char *cmd);
+int cli_attention_flag(cli_attention_options *a, cli_rope_options *o,
+                       int argc, char **argv, int *i);
+int cli_attention_files(const cli_attention_options *a);
+int cli_attention_read(const cli_attention_options *a, rope_npy *x);
+int cli_attention_shapes(const rope_npy *x, cli_rope_options *o,
+                         const cli_attention_options *a);
 int cmd_ring_plan(int argc, char **argv);
 int cmd_evidence(int argc, char **argv);
 #endif

@@ -23,7 +23,8 @@ static const cli_command commands[] = {
      "rotate queries and keys stored as float32 .npy files"},
     {"attention", cmd_attention, "attention --q Q.npy --k K.npy --v V.npy "
      "--out O.npy [--causal] [--start-pos S] [--threads T] "
-     "[--simd auto|scalar|avx2|avx512] [--no-rope] [RoPE options]",
+     "[--simd auto|scalar|avx2|avx512] [--kv-dtype f32|bf16] [--no-rope] "
+     "[RoPE options]",
      "chapter 5: tiled attention with fused RoPE on .npy arrays; on a "
      "terminal, progress on stderr after ROPE_PROGRESS_AFTER (2) seconds"},
     {"ring-plan", cmd_ring_plan, "ring-plan --n N --ranks P "

@@ -10,16 +10,9 @@
 #include "rope-ring.h"
 
 typedef struct {
-    const char *path[4]; /* q, k, v, out */
-    int causal, no_rope;
-    long threads, start_pos;
-    rope_simd simd;
+    cli_attention_options att; /* the options of rope attention */
     rope_ring_layout layout;
 } ring_cli;
-
-static const char *const ring_cli_names[4] = {
-    "--q", "--k", "--v", "--out"
-};
 
 static int ring_cli_layout(const char *s, rope_ring_layout *out)
 {
@@ -35,52 +28,19 @@ static int ring_cli_layout(const char *s, rope_ring_layout *out)
 static int ring_cli_flag(ring_cli *a, cli_rope_options *o, int argc,
                          char **argv, int *i)
 {
-    const char *f = argv[*i];
-    if (!strcmp(f, "--causal")) { a->causal = 1; return 0; }
-    if (!strcmp(f, "--no-rope")) { a->no_rope = 1; return 0; }
-    for (int j = 0; j < 4; j++)
-        if (!strcmp(f, ring_cli_names[j])) {
-            if (cli_need_value(argc, argv, *i)) return 2;
-            a->path[j] = argv[++*i];
-            return 0;
-        }
-    if (!strcmp(f, "--threads") || !strcmp(f, "--start-pos")
-        || !strcmp(f, "--simd") || !strcmp(f, "--layout")) {
-        if (cli_need_value(argc, argv, *i)) return 2;
-        const char *val = argv[++*i];
-        if (!strcmp(f, "--threads"))
-            return cli_parse_int(f, val, 1, 256, &a->threads);
-        if (!strcmp(f, "--start-pos"))
-            return cli_parse_int(f, val, 0, ROPE_MAX_POSITION - 1,
-                                 &a->start_pos);
-        if (!strcmp(f, "--layout"))
-            return ring_cli_layout(val, &a->layout);
-        if (rope_simd_parse(val, &a->simd))
-            return cli_error("--simd: expected auto, scalar, avx2 or "
-                             "avx512, got '%s'", val);
-        return 0;
-    }
-    int r = cli_rope_parse_option(o, argc, argv, i);
-    if (r == 1) return 0;
-    return r == 2 ? 2
-        : cli_error("ring attention: unexpected argument '%s'", f);
+    if (strcmp(argv[*i], "--layout"))
+        return cli_attention_flag(&a->att, o, argc, argv, i);
+    if (cli_need_value(argc, argv, *i)) return 2;
+    return ring_cli_layout(argv[++*i], &a->layout);
 }
 static int ring_cli_shapes(const rope_npy *x, cli_rope_options *o,
                            const ring_cli *a, int n_ranks)
 {
-    const long *q = x[0].shape, *k = x[1].shape, *v = x[2].shape;
-    int ok = x[0].ndim == 4 && x[1].ndim == 4 && x[2].ndim == 4;
+    const long *q = x[0].shape, *k = x[1].shape;
     int K = rope_ring_n_chunks(a->layout, n_ranks);
-    for (int j = 0; ok && j < 4; j++)
-        ok = k[j] == v[j] && q[j] > 0 && k[j] > 0
-             && q[j] <= ROPE_MAX_POSITION && k[j] <= ROPE_MAX_POSITION;
-    if (!ok || q[0] != k[0] || q[3] != k[3])
-        return cli_error("ring attention: q must be [batch, seq_len, "
-                         "n_heads, head_dim] and k, v equal [batch, "
-                         "kv_len, n_kv_heads, head_dim]");
-    if (q[2] % k[2])
-        return cli_error("ring attention: n_heads %ld is not a multiple "
-                         "of n_kv_heads %ld", q[2], k[2]);
+    int rc = cli_attention_shapes(x, o, &a->att);
+    if (rc != 0)
+        return rc;
     if (q[1] != k[1])
         return cli_error("ring attention: seq_len %ld differs from kv_len "
                          "%ld (the ring attends a sequence to itself)",
@@ -93,38 +53,22 @@ static int ring_cli_shapes(const rope_npy *x, cli_rope_options *o,
     if (x[0].count > INT_MAX || (size_t)q[1] * q[3] > INT_MAX)
         return cli_error("ring attention: q is too large for one MPI "
                          "message");
-    if (o->head_dim != 0 && o->head_dim != q[3])
-        return cli_error("ring attention: --head-dim %d but the arrays "
-                         "have head_dim %ld", o->head_dim, q[3]);
-    o->head_dim = (int)q[3];
-    if (!a->no_rope && a->start_pos + k[1] > ROPE_MAX_POSITION)
-        return cli_error("ring attention: --start-pos %ld + kv_len %ld "
-                         "passes %ld", a->start_pos, k[1],
-                         ROPE_MAX_POSITION);
-    return a->no_rope ? 0 : cli_rope_validate(o);
+    return 0;
 }
-enum { RING_HDR = 12 };
+enum { RING_HDR = 13 };
 static int ring_prepare(int argc, char **argv, ring_cli *a,
                         cli_rope_options *o, rope_npy *x, float **c,
                         float **s, int n_ranks)
 {
-    char err[512];
     int rc = 0;
     for (int i = 1; i < argc && rc == 0; i++)
         rc = ring_cli_flag(a, o, argc, argv, &i);
-    for (int j = 0; j < 4 && rc == 0; j++)
-        if (!a->path[j])
-            rc = cli_error("ring attention: %s FILE is required",
-                           ring_cli_names[j]);
-    if (rc == 0)
-        rc = cli_check_files(3, 4, ring_cli_names, a->path);
-    for (int j = 0; j < 3 && rc == 0; j++)
-        if (rope_npy_read(a->path[j], &x[j], err, sizeof err))
-            rc = cli_error("%s", err);
+    rc = rc ? rc : cli_attention_files(&a->att);
+    rc = rc ? rc : cli_attention_read(&a->att, x);
     rc = rc ? rc : ring_cli_shapes(x, o, a, n_ranks);
-    if (rc == 0 && !a->no_rope)
-        rc = cli_rope_table(o, a->start_pos, a->start_pos + x[0].shape[1],
-                            c, s);
+    if (rc == 0 && !a->att.no_rope)
+        rc = cli_rope_table(o, a->att.start_pos,
+                            a->att.start_pos + x[0].shape[1], c, s);
     return rc;
 }
 static int ring_cli_agree(int ok, int rank, const char *what)
@@ -138,8 +82,7 @@ static int ring_cli_agree(int ok, int rank, const char *what)
 static int ring_attention_cmd(int argc, char **argv, int rank,
                               int n_ranks)
 {
-    ring_cli a = {{NULL, NULL, NULL, NULL}, 0, 0, 1, 0, ROPE_SIMD_AUTO,
-                  ROPE_RING_ZIGZAG};
+    ring_cli a = {.layout = ROPE_RING_ZIGZAG};
     cli_rope_options o;
     rope_npy x[3] = {{0}, {0}, {0}};
     float *c = NULL, *s = NULL, *sh[4] = {NULL, NULL, NULL, NULL};
@@ -148,6 +91,7 @@ static int ring_attention_cmd(int argc, char **argv, int rank,
     rope_ring_shard me;
     int rc = 0;
     cli_rope_defaults(&o);
+    cli_attention_defaults(&a.att, "ring attention");
     if (rank == 0) {
         rc = ring_prepare(argc, argv, &a, &o, x, &c, &s, n_ranks);
         hdr[0] = rc;
@@ -155,8 +99,10 @@ static int ring_attention_cmd(int argc, char **argv, int rank,
             for (int j = 0; j < 4; j++)
                 hdr[1 + j] = x[0].shape[j]; /* batch, n, heads, head_dim */
             hdr[5] = x[1].shape[2];
-            hdr[6] = a.causal; hdr[7] = a.no_rope; hdr[8] = (long)o.pairing;
-            hdr[9] = a.threads; hdr[10] = (long)a.simd; hdr[11] = (long)a.layout;
+            hdr[6] = a.att.causal; hdr[7] = a.att.no_rope;
+            hdr[8] = (long)o.pairing; hdr[9] = a.att.threads;
+            hdr[10] = (long)a.att.simd; hdr[11] = (long)a.layout;
+            hdr[12] = (long)a.att.kv_dtype;
         }
     }
     MPI_Bcast(hdr, RING_HDR, MPI_LONG, 0, MPI_COMM_WORLD);
@@ -209,6 +155,7 @@ static int ring_attention_cmd(int argc, char **argv, int rank,
         p.pairing = (rope_pairing)hdr[8];
         p.n_threads = (int)hdr[9];
         p.simd = (rope_simd)hdr[10];
+        p.kv_dtype = (rope_dtype)hdr[12];
         int e = rope_ring_attention(sh[3], sh[0], sh[1], sh[2], &p,
                                     (rope_ring_layout)hdr[11], MPI_COMM_WORLD,
                                     NULL);
@@ -230,7 +177,8 @@ static int ring_attention_cmd(int argc, char **argv, int rank,
             }
             rope_npy result = x[0];
             result.data = full;
-            rc = cli_write_npys(1, ring_cli_names + 3, a.path + 3, &result);
+            rc = cli_write_npys(1, cli_attention_names + 3, a.att.path + 3,
+                                &result);
         }
     }
     free(c); free(s); free(full); free(tmp);

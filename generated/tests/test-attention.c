@@ -670,24 +670,32 @@ typedef struct {
     rope_pairing pairing;
     rope_simd simd;
     const char *flags;
+    rope_dtype kv_dtype;
 } att_cli_case;
 
 static const att_cli_case att_cli_cases[] = {
     {1, 37, 37, 8, 2, 16, 1, 1, 0, 1e6, ROPE_PAIRING_HALF,
-     ROPE_SIMD_AUTO, "--causal"},
+     ROPE_SIMD_AUTO, "--causal", ROPE_DTYPE_F32},
     {1, 37, 37, 8, 2, 16, 0, 0, 0, 0, ROPE_PAIRING_HALF,
-     ROPE_SIMD_AUTO, "--no-rope"},
+     ROPE_SIMD_AUTO, "--no-rope", ROPE_DTYPE_F32},
     {1, 33, 33, 8, 8, 8, 1, 0, 0, 0, ROPE_PAIRING_HALF,
-     ROPE_SIMD_AUTO, "--causal --no-rope"},
+     ROPE_SIMD_AUTO, "--causal --no-rope", ROPE_DTYPE_F32},
     {2, 7, 30, 8, 4, 8, 1, 1, 5, 1e6, ROPE_PAIRING_HALF,
-     ROPE_SIMD_AUTO, "--causal --start-pos 5 --threads 3"},
+     ROPE_SIMD_AUTO, "--causal --start-pos 5 --threads 3",
+     ROPE_DTYPE_F32},
     {1, 20, 45, 4, 1, 12, 0, 1, 100, 1e4, ROPE_PAIRING_INTERLEAVED,
      ROPE_SIMD_AUTO, "--start-pos 100 --theta 1e4 "
-     "--pairing interleaved"},
+     "--pairing interleaved", ROPE_DTYPE_F32},
     {1, 70, 70, 8, 2, 64, 1, 1, 0, 1e6, ROPE_PAIRING_HALF,
-     ROPE_SIMD_SCALAR, "--causal --simd scalar --threads 2"},
+     ROPE_SIMD_SCALAR, "--causal --simd scalar --threads 2 --kv-dtype f32",
+     ROPE_DTYPE_F32},
     {1, 1, 300, 8, 2, 64, 1, 1, 9, 1e6, ROPE_PAIRING_HALF,
-     ROPE_SIMD_AUTO, "--causal --start-pos 9 --threads 2"},
+     ROPE_SIMD_AUTO, "--causal --start-pos 9 --threads 2", ROPE_DTYPE_F32},
+    {1, 37, 37, 8, 2, 16, 1, 1, 0, 1e6, ROPE_PAIRING_HALF,
+     ROPE_SIMD_AUTO, "--causal --kv-dtype bf16", ROPE_DTYPE_BF16},
+    {1, 1, 300, 8, 2, 64, 1, 1, 9, 1e6, ROPE_PAIRING_HALF,
+     ROPE_SIMD_AUTO, "--causal --start-pos 9 --kv-dtype bf16 --threads 2",
+     ROPE_DTYPE_BF16},
 };
 #define N_ATT_CLI_CASES \
     (int)(sizeof att_cli_cases / sizeof att_cli_cases[0])
@@ -707,22 +715,13 @@ START_TEST(test_attention_cli_equals_the_library)
     att_put_npy(dir, "q.npy", q, 4, qs);
     att_put_npy(dir, "k.npy", k, 4, ks);
     att_put_npy(dir, "v.npy", v, 4, ks);
-    snprintf(args, sizeof args, "attention --q %s/q.npy --k %s/k.npy "
-             "--v %s/v.npy --out %s/o.npy %s", dir, dir, dir, dir,
-             t->flags);
-    cli_result r = cli_run(args);
-    ck_assert_msg(r.status == 0, "'%s': status %d, %s", args, r.status,
-                  r.err);
-    ck_assert_str_eq(r.out, "");
-    ck_assert_str_eq(r.err, "");
-    cli_result_free(&r);
     rope_attention_params p;
     float *c = NULL, *s = NULL;
     rope_attention_defaults(&p);
     p.batch = t->b; p.seq_len = t->n; p.kv_len = t->nkv;
     p.n_heads = t->h; p.n_kv_heads = t->hkv; p.head_dim = t->d;
     p.causal = t->causal; p.start_pos = t->start;
-    p.pairing = t->pairing; p.simd = t->simd;
+    p.pairing = t->pairing; p.simd = t->simd; p.kv_dtype = t->kv_dtype;
     if (t->rope) {
         p.table_len = t->start + t->nkv;
         c = malloc(sizeof(float) * p.table_len * t->d);
@@ -732,17 +731,41 @@ START_TEST(test_attention_cli_equals_the_library)
             t->theta, ROPE_PRECISION_FLOAT), 0);
         p.freqs_cos = c; p.freqs_sin = s;
     }
-    ck_assert_int_eq(rope_attention(want, q, k, v, &p), 0);
+    int lib = rope_attention(want, q, k, v, &p);
+    ck_assert_msg(lib == 0 || t->kv_dtype == ROPE_DTYPE_BF16,
+                  "row %d: rope_attention returned %d", _i, lib);
     free(c); free(s);
+    snprintf(args, sizeof args, "attention --q %s/q.npy --k %s/k.npy "
+             "--v %s/v.npy --out %s/o.npy %s", dir, dir, dir, dir,
+             t->flags);
+    cli_result r = cli_run(args);
+    ck_assert_str_eq(r.out, "");
+    if (lib == 0) {
+        ck_assert_msg(r.status == 0, "'%s': status %d, %s", args, r.status,
+                      r.err);
+        ck_assert_str_eq(r.err, "");
+    } else {
+        ck_assert_msg(r.status == 2 && cli_line_count(r.err) == 1
+                      && strncmp(r.err, "rope: error: ", 13) == 0,
+                      "'%s': library %d, status %d, %s", args, lib, r.status,
+                      r.err);
+        ck_assert_msg(lib != 1 || strstr(r.err, "bf16 is not supported by "
+                                         "this build"), "%s", r.err);
+    }
+    cli_result_free(&r);
     rope_npy o;
     snprintf(path, sizeof path, "%s/o.npy", dir);
-    ck_assert_msg(rope_npy_read(path, &o, err, sizeof err) == 0, "%s", err);
-    ck_assert_int_eq(o.ndim, 4);
-    for (int j = 0; j < 4; j++)
-        ck_assert_int_eq(o.shape[j], qs[j]);
-    ck_assert_msg(memcmp(o.data, want, sizeof(float) * nq) == 0,
-                  "'%s' differs from rope_attention", args);
-    rope_npy_free(&o);
+    if (lib == 0) {
+        ck_assert_msg(rope_npy_read(path, &o, err, sizeof err) == 0, "%s",
+                      err);
+        ck_assert_int_eq(o.ndim, 4);
+        for (int j = 0; j < 4; j++)
+            ck_assert_int_eq(o.shape[j], qs[j]);
+        ck_assert_msg(memcmp(o.data, want, sizeof(float) * nq) == 0,
+                      "'%s' differs from rope_attention", args);
+        rope_npy_free(&o);
+    } else
+        ck_assert_msg(access(path, F_OK) != 0, "'%s' wrote o.npy", args);
     static const char *const made[] = {"q.npy", "k.npy", "v.npy", "o.npy"};
     for (int j = 0; j < 4; j++) {
         snprintf(path, sizeof path, "%s/%s", dir, made[j]);
@@ -789,6 +812,10 @@ static const char *const att_cli_bad[][2] = {
     {ATT_CALL " --start-pos -1", "--start-pos"},
     {ATT_CALL " --start-pos 16777214", "--start-pos"},
     {ATT_CALL " --simd neon", "--simd"},
+    {ATT_CALL " --kv-dtype f16",
+     "--kv-dtype: expected f32 or bf16, got 'f16'"},
+    {ATT_CALL " --kv-dtype BF16", "--kv-dtype: expected f32 or bf16"},
+    {ATT_CALL " --kv-dtype", "--kv-dtype needs a value"},
     {ATT_CALL " --pairing diagonal", "--pairing"},
     {ATT_CALL " --theta 0.5", "--theta"},
     {ATT_CALL " --head-dim 16", "--head-dim"},

@@ -227,16 +227,15 @@ static const ring_cli_case ring_cli_cases[5] = {
     {2, 200, 4, 4, 16, "--start-pos 20"},
     {1, 1000, 8, 2, 64, "--causal"},
 };
-START_TEST(test_ring_program_equals_the_command)
+static void ring_run_both(const ring_cli_case *t, int n_ranks,
+                          const char *extra, const char *dir,
+                          cli_result *one, cli_result *ring)
 {
-    const ring_cli_case *t = &ring_cli_cases[_i];
-    char dir[] = "/tmp/rope-ring-XXXXXX", args[1024], path[256], err[256];
-    const char *layout = _i == 2 ? "--layout contiguous" : "";
+    char args[1024], path[256], err[256];
     long qs[4] = {t->b, t->n, t->h, t->d}, ks[4] = {t->b, t->n, t->hkv, t->d};
     size_t nq = (size_t)t->b * t->n * t->h * t->d;
     size_t nk = (size_t)t->b * t->n * t->hkv * t->d;
-    ck_assert(mkdtemp(dir) != NULL);
-    uint64_t st = 600 + (uint64_t)_i;
+    uint64_t st = 600 + (uint64_t)n_ranks;
     float *x[3];
     const char *names[3] = {"q.npy", "k.npy", "v.npy"};
     for (int j = 0; j < 3; j++) {
@@ -252,15 +251,15 @@ START_TEST(test_ring_program_equals_the_command)
     snprintf(args, sizeof args, "attention --q %s/q.npy --k %s/k.npy "
              "--v %s/v.npy --out %s/one.npy %s", dir, dir, dir, dir,
              t->flags);
-    cli_result one = cli_run(args);
-    ck_assert_msg(one.status == 0, "%s: %s", args, one.err);
+    *one = cli_run(args);
     snprintf(args, sizeof args, "attention --q %s/q.npy --k %s/k.npy "
              "--v %s/v.npy --out %s/ring.npy %s %s", dir, dir, dir, dir,
-             t->flags, layout);
-    cli_result ring = ring_mpirun(_i, "ROPE_RING", args);
-    ck_assert_msg(ring.status == 0 && ring.err[0] == '\0',
-                  "%d ranks, %s: status %d, %s", _i, args, ring.status,
-                  ring.err);
+             t->flags, extra);
+    *ring = ring_mpirun(n_ranks, "ROPE_RING", args);
+}
+static void ring_compare_outputs(const char *dir, size_t nq, int n_ranks)
+{
+    char path[256], err[256];
     rope_npy a, b;
     snprintf(path, sizeof path, "%s/one.npy", dir);
     ck_assert_msg(rope_npy_read(path, &a, err, sizeof err) == 0, "%s", err);
@@ -272,10 +271,10 @@ START_TEST(test_ring_program_equals_the_command)
         diff = fmax(diff, fabs((double)a.data[i] - b.data[i]));
         scale = fmax(scale, fabs((double)a.data[i]));
     }
-    if (_i == 1)
+    if (n_ranks == 1)
         ck_assert_msg(memcmp(a.data, b.data, sizeof(float) * nq) == 0,
                       "one rank differs from rope attention");
-    ck_assert_msg(diff <= 2e-6 * scale, "%d ranks: relative error %g", _i,
+    ck_assert_msg(diff <= 2e-6 * scale, "%d ranks: relative error %g", n_ranks,
                   diff / scale);
     rope_npy_free(&a);
     rope_npy_free(&b);
@@ -286,26 +285,79 @@ START_TEST(test_ring_program_equals_the_command)
         remove(path);
     }
     rmdir(dir);
+}
+START_TEST(test_ring_program_equals_the_command)
+{
+    const ring_cli_case *t = &ring_cli_cases[_i];
+    char dir[] = "/tmp/rope-ring-XXXXXX";
+    size_t nq = (size_t)t->b * t->n * t->h * t->d;
+    cli_result one, ring;
+    ck_assert(mkdtemp(dir) != NULL);
+    ring_run_both(t, _i, _i == 2 ? "--layout contiguous" : "", dir, &one,
+                  &ring);
+    ck_assert_msg(one.status == 0, "%s: %s", t->flags, one.err);
+    ck_assert_msg(ring.status == 0 && ring.err[0] == '\0',
+                  "%d ranks, %s: status %d, %s", _i, t->flags, ring.status,
+                  ring.err);
+    ring_compare_outputs(dir, nq, _i);
+    cli_result_free(&one);
+    cli_result_free(&ring);
+}
+END_TEST
+START_TEST(test_ring_program_passes_the_kv_dtype)
+{
+    static const ring_cli_case c = {1, 64, 8, 2, 16,
+                                    "--causal --no-rope --kv-dtype bf16"};
+    const ring_cli_case *t = &c;
+    char dir[] = "/tmp/rope-ring-XXXXXX", path[256];
+    size_t nq = (size_t)t->b * t->n * t->h * t->d;
+    cli_result one, ring;
+    ck_assert(mkdtemp(dir) != NULL);
+    ring_run_both(t, _i, "", dir, &one, &ring);
+    ck_assert_msg(one.status == ring.status, "rope attention: %d %s"
+                  "rope-ring attention: %d %s", one.status, one.err,
+                  ring.status, ring.err);
+    if (one.status == 0) {
+        ck_assert_str_eq(ring.err, "");
+        ring_compare_outputs(dir, nq, _i);
+    } else {
+        ck_assert_int_eq(one.status, 2);
+        ck_assert_msg(strncmp(one.err, "rope: error: attention: ", 24) == 0
+                      && strncmp(ring.err, "rope: error: ring attention: ", 29)
+                      == 0, "%s%s", one.err, ring.err);
+        for (int j = 0; j < 3; j++) {
+            snprintf(path, sizeof path, "%s/%c.npy", dir, "qkv"[j]);
+            remove(path);
+        }
+        ck_assert_msg(rmdir(dir) == 0, "an output is left in %s", dir);
+    }
     cli_result_free(&one);
     cli_result_free(&ring);
 }
 END_TEST
 static const struct {
     int ranks;
-    long nq, nk;
+    long nq, nk, d;
     const char *flags, *text;
-} ring_bad[3] = {
-    {4, 5, 5, "--causal", "4 ranks need at least 8 tokens with the "
-                          "zigzag layout, got 5"},
-    {2, 6, 7, "", "seq_len 6 differs from kv_len 7"},
-    {3, 6, 6, "--layout ring", "--layout: expected contiguous or zigzag"},
+} ring_bad[5] = {
+    {4, 5, 5, 8, "--causal", "4 ranks need at least 8 tokens with the "
+                             "zigzag layout, got 5"},
+    {2, 6, 7, 8, "", "seq_len 6 differs from kv_len 7"},
+    {3, 6, 6, 8, "--layout ring", "--layout: expected contiguous or "
+                                  "zigzag"},
+    {2, 4, 4, ROPE_ATTENTION_MAX_HEAD_DIM + 2, "--causal",
+     "the widest head the kernel tiles"},
+    {2, 4, 4, 8, "--kv-dtype f64", "--kv-dtype: expected f32 or bf16, "
+                                   "got 'f64'"},
 };
 
 START_TEST(test_ring_program_refuses_bad_uses)
 {
     char dir[] = "/tmp/rope-ring-XXXXXX", args[1024], path[256], err[256];
-    float x[7 * 2 * 8] = {0};
-    long qs[4] = {1, ring_bad[_i].nq, 2, 8}, ks[4] = {1, ring_bad[_i].nk, 2, 8};
+    static const float x[7 * 2 * (ROPE_ATTENTION_MAX_HEAD_DIM + 2)];
+    long d = ring_bad[_i].d;
+    long qs[4] = {1, ring_bad[_i].nq, 2, d};
+    long ks[4] = {1, ring_bad[_i].nk, 2, d};
     ck_assert(mkdtemp(dir) != NULL);
     for (int j = 0; j < 3; j++) {
         snprintf(path, sizeof path, "%s/%s.npy", dir, j == 0 ? "q" : j == 1
@@ -367,7 +419,8 @@ Suite *ring_suite(void)
     tcase_add_loop_test(tc, test_ring_equals_one_process, 1, 5);
     tcase_add_test(tc, test_ring_errors_reach_every_rank);
     tcase_add_loop_test(tc, test_ring_program_equals_the_command, 1, 5);
-    tcase_add_loop_test(tc, test_ring_program_refuses_bad_uses, 0, 3);
+    tcase_add_loop_test(tc, test_ring_program_refuses_bad_uses, 0, 5);
+    tcase_add_loop_test(tc, test_ring_program_passes_the_kv_dtype, 1, 2);
     tcase_add_test(tc, test_ring_plan_command);
     suite_add_tcase(s, tc);
     return s;

@@ -901,6 +901,17 @@ static float att_lse(float m, float l)
 {
     return (float)(((double)m + log2((double)l)) * 0.6931471805599453);
 }
+static ATT_VECTORIZE int att_scale_row(float *restrict o,
+                                       const float *restrict u,
+                                       float inv, int d)
+{
+    int bad = 0;
+    for (int c = 0; c < d; c++) {
+        o[c] = u[c] * inv;
+        bad |= !(fabsf(o[c]) < INFINITY);
+    }
+    return bad;
+}
 static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
                       int q0, int nq)
 {
@@ -914,11 +925,7 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
             long h = g * J->rep + h0 + hl;
             float *o = J->out + ((b * n + q0 + il) * H + h) * d;
             const float *u = w->U + r * J->dp;
-            float inv = 1.0f / w->l[r];
-            for (int c = 0; c < d; c++) {
-                o[c] = u[c] * inv;
-                bad |= !isfinite(o[c]);
-            }
+            bad |= att_scale_row(o, u, 1.0f / w->l[r], d);
             float lse = att_lse(w->m[r], w->l[r]);
             bad |= !isfinite(lse);
             if (p->lse) p->lse[(b * n + q0 + il) * H + h] = lse;

@@ -314,42 +314,92 @@ static T512 void att_rotate_row_512(float *restrict out,
             _mm512_mul_ps(x0, _mm512_loadu_ps(s + i + h))));
     }
 }
+#define ATT_SLOT(a) (4 * ((a) % 4) + (a) / 4)
+static T512 ATT_INLINE __m512 att_fold16(const __m512 *x, int add)
+{
+#define ATT_OP(a, b) (add ? _mm512_add_ps(a, b) : _mm512_max_ps(a, b))
+    __m512 s[8], t[4], u[2];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++)
+        s[i] = ATT_OP(_mm512_shuffle_f32x4(x[2 * i], x[2 * i + 1], 0x44),
+                      _mm512_shuffle_f32x4(x[2 * i], x[2 * i + 1], 0xEE));
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+        t[i] = ATT_OP(_mm512_shuffle_f32x4(s[2 * i], s[2 * i + 1], 0x88),
+                      _mm512_shuffle_f32x4(s[2 * i], s[2 * i + 1], 0xDD));
+#pragma GCC unroll 2
+    for (int i = 0; i < 2; i++)
+        u[i] = ATT_OP(_mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0x44),
+                      _mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0xEE));
+    return ATT_OP(_mm512_shuffle_ps(u[0], u[1], 0x88),
+                  _mm512_shuffle_ps(u[0], u[1], 0xDD));
+#undef ATT_OP
+}
 static T512 void sm_tile_512(float *S, int M, const int *nvalid,
                              float *m, float *l, float *alpha)
 {
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
-    for (int r = 0; r < M; r++) {
-        float *x = S + (size_t)r * ATT_BK;
-        uint64_t bits = ~(uint64_t)0;
-        __mmask16 k[4];
-        __m512 v[4];
-        if (nvalid && nvalid[r] < ATT_BK)
-            bits = nvalid[r] <= 0 ? 0 : ((uint64_t)1 << nvalid[r]) - 1;
+    for (int r0 = 0; r0 < M; r0 += 16) {
+        int nr = M - r0 < 16 ? M - r0 : 16;
+        __mmask16 rows = (__mmask16)((1u << nr) - 1);
+        __m512 part[16];
+        float mnv[16];
+        for (int a = 0; a < 16; a++) {
+            int r = r0 + a;
+            uint64_t bits = ~(uint64_t)0;
+            __mmask16 k[4];
+            __m512 v[4];
+            part[ATT_SLOT(a)] = ninf;
+            if (a >= nr) continue;
+            float *x = S + (size_t)r * ATT_BK;
+            if (nvalid && nvalid[r] < ATT_BK)
+                bits = nvalid[r] <= 0 ? 0 : ((uint64_t)1 << nvalid[r]) - 1;
+            #pragma GCC unroll 4
+            for (int c = 0; c < 4; c++) {
+                k[c] = (__mmask16)(bits >> (16 * c));
+                v[c] = _mm512_mask_load_ps(ninf, k[c], x + 16 * c);
+            }
+            part[ATT_SLOT(a)] = _mm512_max_ps(_mm512_max_ps(v[0], v[1]),
+                                              _mm512_max_ps(v[2], v[3]));
+        }
+        __m512 mo = _mm512_mask_loadu_ps(ninf, rows, m + r0);
+        __m512 mn = _mm512_max_ps(mo, att_fold16(part, 0));
+        __mmask16 live = _mm512_cmp_ps_mask(mn, ninf, _CMP_NEQ_OQ);
+        __m512 al = _mm512_mask_blend_ps(live, _mm512_set1_ps(1.0f),
+                                         exp2_512(_mm512_sub_ps(mo, mn)));
+        _mm512_mask_storeu_ps(alpha + r0, rows, al);
+        _mm512_storeu_ps(mnv, mn);
+        for (int a = 0; a < 16; a++) {
+            int r = r0 + a;
+            uint64_t bits = ~(uint64_t)0;
+            __mmask16 k[4];
+            __m512 v[4], sum = _mm512_setzero_ps();
+            float *x = a < nr ? S + (size_t)r * ATT_BK : NULL;
+            if (x && mnv[a] == -INFINITY)
+                memset(x, 0, sizeof(float) * ATT_BK);
+            if (x && mnv[a] != -INFINITY) {
+                if (nvalid && nvalid[r] < ATT_BK)
+                    bits = nvalid[r] <= 0 ? 0 : ((uint64_t)1 << nvalid[r]) - 1;
+                #pragma GCC unroll 4
+                for (int c = 0; c < 4; c++) {
+                    k[c] = (__mmask16)(bits >> (16 * c));
+                    v[c] = _mm512_mask_load_ps(ninf, k[c], x + 16 * c);
+                }
+                __m512 vm = _mm512_set1_ps(mnv[a]);
         #pragma GCC unroll 4
-        for (int c = 0; c < 4; c++) {
-            k[c] = (__mmask16)(bits >> (16 * c));
-            v[c] = _mm512_mask_load_ps(ninf, k[c], x + 16 * c);
+                for (int c = 0; c < 4; c++) {
+                    __m512 e = exp2_512(_mm512_sub_ps(v[c], vm));
+                    e = _mm512_maskz_mov_ps(k[c], e);
+                    _mm512_store_ps(x + 16 * c, e);
+                    sum = _mm512_add_ps(sum, e);
+                }
+            }
+            part[ATT_SLOT(a)] = sum;
         }
-        __m512 m4 = _mm512_max_ps(_mm512_max_ps(v[0], v[1]),
-                                  _mm512_max_ps(v[2], v[3]));
-        float mx = _mm512_reduce_max_ps(m4);
-        float mn = m[r] > mx ? m[r] : mx;
-        if (mn == -INFINITY) {
-            alpha[r] = 1;
-            memset(x, 0, sizeof(float) * ATT_BK);
-            continue;
-        }
-        __m512 vm = _mm512_set1_ps(mn), sum = _mm512_setzero_ps();
-        #pragma GCC unroll 4
-        for (int c = 0; c < 4; c++) {
-            __m512 e = exp2_512(_mm512_sub_ps(v[c], vm));
-            e = _mm512_maskz_mov_ps(k[c], e);
-            _mm512_store_ps(x + 16 * c, e);
-            sum = _mm512_add_ps(sum, e);
-        }
-        alpha[r] = _mm512_cvtss_f32(exp2_512(_mm512_set1_ps(m[r] - mn)));
-        l[r] = l[r] * alpha[r] + _mm512_reduce_add_ps(sum);
-        m[r] = mn;
+        __m512 lo = _mm512_maskz_loadu_ps(rows, l + r0);
+        lo = _mm512_add_ps(_mm512_mul_ps(lo, al), att_fold16(part, 1));
+        _mm512_mask_storeu_ps(l + r0, rows, lo);
+        _mm512_mask_storeu_ps(m + r0, rows, mn);
     }
 }
 static T512 ATT_INLINE void pv_block_512(
@@ -851,6 +901,17 @@ static float att_lse(float m, float l)
 {
     return (float)(((double)m + log2((double)l)) * 0.6931471805599453);
 }
+static ATT_VECTORIZE int att_scale_row(float *restrict o,
+                                       const float *restrict u,
+                                       float inv, int d)
+{
+    int bad = 0;
+    for (int c = 0; c < d; c++) {
+        o[c] = u[c] * inv;
+        bad |= !(fabsf(o[c]) < INFINITY);
+    }
+    return bad;
+}
 static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
                       int q0, int nq)
 {
@@ -864,11 +925,7 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
             long h = g * J->rep + h0 + hl;
             float *o = J->out + ((b * n + q0 + il) * H + h) * d;
             const float *u = w->U + r * J->dp;
-            float inv = 1.0f / w->l[r];
-            for (int c = 0; c < d; c++) {
-                o[c] = u[c] * inv;
-                bad |= !isfinite(o[c]);
-            }
+            bad |= att_scale_row(o, u, 1.0f / w->l[r], d);
             float lse = att_lse(w->m[r], w->l[r]);
             bad |= !isfinite(lse);
             if (p->lse) p->lse[(b * n + q0 + il) * H + h] = lse;

@@ -173,7 +173,7 @@ int main(int argc, char **argv)
     char why[256];
     static const int ns[3] = {256, 1024, 4096}, ds[2] = {64, 96};
     bench_row pre[12], dec[4], cur[2], old[2], f32[2], bf[2];
-    double fresh_cur[2], fresh_old[2];
+    double fresh_cur[6], fresh_old[6]; /* median, min, max per d */
     int bf_code[2] = {0, 0};
     bench_t0 = bench_now();
     char model[256];
@@ -227,7 +227,8 @@ int main(int argc, char **argv)
             int code = 0;
             bench_progress("decode d=%d: this edition and the first, "
                            "interleaved", ds[j]);
-            if (bench_pair(&cur[j], &old[j], first, &code)) return 1;
+            if (bench_pair_stable(&cur[j], &old[j], first, &code, BENCH_TRIES))
+                return 1;
             if (code) {
                 snprintf(why, sizeof why, "the first edition returned code %d",
                          code);
@@ -243,8 +244,12 @@ int main(int argc, char **argv)
             to[i] = first ? bench_fresh(ds[j], 1, argv[1]) : NAN;
             if (tc[i] < 0 || to[i] < 0) return 1;
         }
-        fresh_cur[j] = bench_median(tc, BENCH_FRESH);
-        fresh_old[j] = first ? bench_median(to, BENCH_FRESH) : NAN;
+        fresh_cur[3 * j] = bench_median(tc, BENCH_FRESH); /* sorts tc */
+        fresh_cur[3 * j + 1] = tc[0];
+        fresh_cur[3 * j + 2] = tc[BENCH_FRESH - 1];
+        fresh_old[3 * j] = first ? bench_median(to, BENCH_FRESH) : NAN;
+        fresh_old[3 * j + 1] = to[0];
+        fresh_old[3 * j + 2] = to[BENCH_FRESH - 1];
     }
     for (int j = 0; j < 2; j++) {
         f32[j] = (bench_row){.n = 4096, .kv = 4096, .d = ds[j], .threads = 1,
@@ -253,7 +258,9 @@ int main(int argc, char **argv)
         bf[j].dtype = ROPE_DTYPE_BF16;
         bench_progress("bf16 n=4096 d=%d against float32, interleaved",
                        ds[j]);
-        if (bench_pair(&f32[j], &bf[j], NULL, &bf_code[j])) return 1;
+        if (bench_pair_stable(&f32[j], &bf[j], NULL, &bf_code[j],
+                              BENCH_TRIES))
+            return 1;
     }
     bench_peaks(&peak1[1], &peak2[1], "after");
     p1 = fmax(peak1[0], peak1[1]);
@@ -279,22 +286,23 @@ int main(int argc, char **argv)
         bench_print(&pre[i], &pre[i - (i % 2)], p1, p2, gate);
     for (int i = 0; i < 4; i++)
         bench_print(&dec[i], &dec[i - (i % 2)], p1, p2, gate);
-    printf("\ndecode step, n_kv=4096, 1 thread (this edition appends one "
-           "token per step)\n");
+    printf("\ndecode step, n_kv=4096, 1 thread, median [min, max] (this "
+           "edition appends one token per step)\n");
     for (int j = 0; j < 2; j++) {
-        printf("  d=%2d warm: this %.3f ms [%.3f, %.3f]", ds[j],
-               first ? 1e3 * cur[j].med : NAN, first ? 1e3 * cur[j].min : NAN,
-               first ? 1e3 * cur[j].max : NAN);
+        if (first)
+            printf("  d=%2d warm, interleaved: this %.3f ms [%.3f, %.3f], "
+                   "first edition %.3f ms [%.3f, %.3f], ratio %.2fx, "
+                   "tries %d%s\n", ds[j], 1e3 * cur[j].med, 1e3 * cur[j].min,
+                   1e3 * cur[j].max, 1e3 * old[j].med, 1e3 * old[j].min,
+                   1e3 * old[j].max, old[j].med / cur[j].med, cur[j].tries,
+                   cur[j].unstable || old[j].unstable ? " UNSTABLE" : "");
+        const double *fc = &fresh_cur[3 * j], *fo = &fresh_old[3 * j];
+        printf("  d=%2d fresh process, first step: this %.3f ms [%.3f, %.3f]",
+               ds[j], 1e3 * fc[0], 1e3 * fc[1], 1e3 * fc[2]);
         if (first)
             printf(", first edition %.3f ms [%.3f, %.3f], ratio %.2fx",
-                   1e3 * old[j].med, 1e3 * old[j].min, 1e3 * old[j].max,
-                   old[j].med / cur[j].med);
-        printf("\n  d=%2d fresh process, first step: this %.3f ms", ds[j],
-               1e3 * fresh_cur[j]);
-        if (first)
-            printf(", first edition %.3f ms, ratio %.2fx", 1e3 * fresh_old[j],
-                   fresh_old[j] / fresh_cur[j]);
-        printf(" (median of %d)\n", BENCH_FRESH);
+                   1e3 * fo[0], 1e3 * fo[1], 1e3 * fo[2], fo[0] / fc[0]);
+        printf(" (%d processes each)\n", BENCH_FRESH);
     }
     printf("\nbf16 prefill, n=4096, 1 thread, interleaved with float32\n");
     for (int j = 0; j < 2; j++) {
@@ -302,11 +310,13 @@ int main(int argc, char **argv)
             printf("  d=%2d bf16 path not available (code %d)\n", ds[j],
                    bf_code[j]);
         else
-            printf("  d=%2d float32 %.1f ms, bf16 %.1f ms [%.1f, %.1f], "
-                   "%.1f%% of peak, speed ratio %.2fx\n", ds[j],
-                   1e3 * f32[j].med, 1e3 * bf[j].med, 1e3 * bf[j].min,
+            printf("  d=%2d float32 %.1f ms [%.1f, %.1f], bf16 %.1f ms "
+                   "[%.1f, %.1f], %.1f%% of peak, speed ratio %.2fx, tries "
+                   "%d%s\n", ds[j], 1e3 * f32[j].med, 1e3 * f32[j].min,
+                   1e3 * f32[j].max, 1e3 * bf[j].med, 1e3 * bf[j].min,
                    1e3 * bf[j].max, 100 * bf[j].gflop / bf[j].med / p1,
-                   f32[j].med / bf[j].med);
+                   f32[j].med / bf[j].med, bf[j].tries,
+                   f32[j].unstable || bf[j].unstable ? " UNSTABLE" : "");
     }
     printf("\nacceptance (issue 14), medians of this run\n");
     for (int k = 0; k < 8; k += 2) {
@@ -329,7 +339,9 @@ int main(int argc, char **argv)
         snprintf(what, sizeof what, "2. decode d=%d 1 thr, first ed. / this",
                  ds[j]);
         bench_verdict_line(what, first ? old[j].med / cur[j].med : NAN, "x",
-                           2, 0, first ? NULL : why);
+                           2, 0, !first ? why
+                           : cur[j].unstable || old[j].unstable
+                           ? "row unstable" : NULL);
         snprintf(what, sizeof what, "2. decode d=%d 2 thr / 1 thr", ds[j]);
         bench_verdict_line(what, a->med / b->med, "x", 1.6, 0,
                            !gate ? "2-thread FMA loop below the gate"
@@ -348,7 +360,9 @@ int main(int argc, char **argv)
                  bf_code[j]);
         bench_verdict_line(what, bf_code[j] ? NAN : f32[j].med / bf[j].med,
                            "x", 1.5, 0, bf_code[j] ? reason
-                           : !has_bf16 ? "no AVX512_BF16 on this CPU" : NULL);
+                           : !has_bf16 ? "no AVX512_BF16 on this CPU"
+                           : f32[j].unstable || bf[j].unstable
+                           ? "row unstable" : NULL);
     }
     printf("  3. bf16 error within the derived bound: checked by make test, "
            "not by make bench\n");

@@ -62,6 +62,8 @@ int bench_disturbed(const bench_row *r, double spread_max);
 int bench_keep(const bench_row *best, const bench_row *next);
 int bench_run_stable(bench_row *r, double naive_budget,
                      double *naive_rate, int tries);
+int bench_pair_stable(bench_row *a, bench_row *b, bench_attn_fn old_b,
+                      int *code_b, int tries);
 int bench_scales(double peak1, double peak2);
 double bench_drift(double before, double after);
 bench_verdict bench_accept(double value, double target, int at_most);

@@ -172,7 +172,7 @@ $(B)/test-ring-mpi: $(B)/mpi/test-ring-mpi.o $(B)/mpi/ring-mpi.o $(B)/librope.a
 	$(MPICC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---------------------------------------------------------------- tests
-$(B)/test-rope: $(TEST_OBJS) $(B)/librope.a
+$(B)/test-rope: $(TEST_OBJS) $(BENCH_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # The starters are compiled too (never linked): a learner's first build
@@ -260,11 +260,31 @@ check-book: book
 # ---------------------------------------------------------------- bench
 # Chapter 5's measurements: progress on stderr, the table on stdout.
 $(B)/bench-attention: $(B)/obj/bench-attention.o $(BENCH_OBJS) $(B)/librope.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
+
+# The first edition of the kernel (commit 10606e8, before the cache and the
+# pool), for the decode comparison: its library files from git history, one
+# shared library (-Bsymbolic: its calls stay inside it; the bench dlopens
+# it RTLD_LOCAL). Without git or that commit (a tarball), a .skipped file
+# says why and make bench prints it.
+FIRST_EDITION := 10606e8
+REL := $(B)/release
+$(REL)/librope-1st.so:
+	@mkdir -p $(REL); rm -f $@.skipped
+	@if git rev-parse -q --verify $(FIRST_EDITION)^{commit} >/dev/null 2>&1; \
+	then for f in $$(git ls-tree --name-only $(FIRST_EDITION) generated/lib/); do \
+	  git show $(FIRST_EDITION):$$f > $(REL)/$$(basename $$f) || exit 1; done; \
+	  $(CC) -std=c11 $(CFLAGS) -ffp-contract=off -D_POSIX_C_SOURCE=200809L \
+	    -pthread -fPIC -shared -Wl,-Bsymbolic -o $@ \
+	    $$(ls $(REL)/*.c | grep -v ring-mpi) -lm \
+	  || echo "compiling the first edition ($(FIRST_EDITION)) failed" > $@.skipped; \
+	else echo "no git history with commit $(FIRST_EDITION) (not a clone)" \
+	  > $@.skipped; fi
 
 bench: deps
-	@$(MAKE) --no-print-directory $(B)/bench-attention $(EV_BENCH)
-	$(B)/bench-attention
+	@$(MAKE) --no-print-directory $(B)/bench-attention $(EV_BENCH) \
+	  $(REL)/librope-1st.so
+	$(B)/bench-attention $(REL)/librope-1st.so
 	$(if $(EV_BENCH),$(EV_BENCH) $(PYTHON) python/bench-evidence.py)
 
 # Chapter 7: training tokens/s of the tiny model, and PyTorch's in the

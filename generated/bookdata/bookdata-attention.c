@@ -202,8 +202,27 @@ int bookdata_attention(const char *dir)
                 if (th == 2) r->naive = r[-1].naive;
             }
     fprintf(stderr, "bookdata: attention: FMA peak again\n");
-    peak1 = fmax(peak1, rope_fma_peak(ROPE_SIMD_AUTO, 1, 0.3));
-    peak2 = fmax(peak2, rope_fma_peak(ROPE_SIMD_AUTO, 2, 0.3));
+    double after1 = rope_fma_peak(ROPE_SIMD_AUTO, 1, 0.3);
+    double after2 = rope_fma_peak(ROPE_SIMD_AUTO, 2, 0.3);
+    double drift = fmax(bench_drift(peak1, after1), bench_drift(peak2, after2));
+    bd_def(f, "attention-peak1-before", "%.0f", peak1);
+    bd_def(f, "attention-peak2-before", "%.0f", peak2);
+    bd_def(f, "attention-peak1-after", "%.0f", after1);
+    bd_def(f, "attention-peak2-after", "%.0f", after2);
+    bd_def(f, "attention-peak-drift", "%.0f", 100 * drift);
+    bd_def(f, "attention-peak-drift-verdict", "%s", drift > BENCH_DRIFT_MAX
+           ? "more than the benchmark's threshold, so the machine changed "
+             "while the rows ran and their percentages are uncertain by as "
+             "much"
+           : "within the benchmark's threshold, so the machine offered the "
+             "same arithmetic at the start and at the end of the rows");
+    bd_def(f, "attention-drift-pct", "%.0f", 100 * BENCH_DRIFT_MAX);
+    bd_def(f, "attention-spread-pct", "%.0f", 100 * BENCH_SPREAD_MAX);
+    bd_def(f, "attention-tries", "%d", BENCH_TRIES);
+    bd_def(f, "attention-fresh", "%d", BENCH_FRESH);
+    bd_def(f, "attention-gate", "%.1f", BENCH_SCALING_GATE);
+    peak1 = fmax(peak1, after1);
+    peak2 = fmax(peak2, after2);
     bd_def(f, "attention-peak1", "%.0f", peak1);
     bd_def(f, "attention-peak2", "%.0f", peak2);
     bd_def(f, "attention-peak-scaling", "%.2f", peak2 / peak1);

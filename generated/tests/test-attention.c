@@ -663,6 +663,53 @@ START_TEST(test_attention_overflow_is_an_error)
     }
 }
 END_TEST
+#include "bench-harness.h"
+START_TEST(test_bench_median_and_disturbed)
+{
+    double odd[5] = {5, 1, 4, 2, 3}, even[4] = {4, 1, 3, 2};
+    ck_assert_double_eq(bench_median(odd, 5), 3);
+    ck_assert_double_eq(bench_median(even, 4), 2.5);
+    bench_row r = {.med = 1.0, .min = 0.9, .max = 1.4, .rope_share = 0.01};
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
+    r.max = 1.41;
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 1);
+    r.max = 1.2;
+    r.rope_share = -0.001;
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 1);
+    r.rope_share = NAN; /* not measured: disturbs nothing */
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
+}
+END_TEST
+START_TEST(test_bench_keep)
+{
+    bench_row wide = {.med = 1, .min = 0.5, .max = 2.0},
+              wider = {.med = 1, .min = 0.5, .max = 2.5},
+              narrow = {.med = 1, .min = 0.9, .max = 1.1},
+              negative = {.med = 1, .min = 0.9, .max = 1.1,
+                          .rope_share = -0.2};
+    ck_assert_int_eq(bench_keep(&wide, &narrow), 1);
+    ck_assert_int_eq(bench_keep(&wide, &wider), 0);
+    ck_assert_int_eq(bench_keep(&wider, &wide), 1);
+    ck_assert_int_eq(bench_keep(&wide, &negative), 1); /* smaller spread */
+    ck_assert_int_eq(bench_keep(&negative, &wide), 0);
+}
+END_TEST
+START_TEST(test_bench_gate_and_verdicts)
+{
+    ck_assert_int_eq(bench_scales(100, 180), 1);
+    ck_assert_int_eq(bench_scales(100, 179.9), 0);
+    ck_assert_int_eq(bench_scales(0, 180), 0);
+    ck_assert_double_eq_tol(bench_drift(100, 94), 0.06, 1e-12);
+    ck_assert_double_eq_tol(bench_drift(100, 106), 0.06, 1e-12);
+    ck_assert_int_eq(bench_accept(75, 75, 0), BENCH_MET);
+    ck_assert_int_eq(bench_accept(74.9, 75, 0), BENCH_NOT_MET);
+    ck_assert_int_eq(bench_accept(0, 0, 1), BENCH_MET);
+    ck_assert_int_eq(bench_accept(1, 0, 1), BENCH_NOT_MET);
+    ck_assert_int_eq(bench_accept(NAN, 75, 0), BENCH_NOT_MEASURED);
+    ck_assert_int_eq(bench_accept(NAN, 0, 1), BENCH_NOT_MEASURED);
+    ck_assert_str_eq(bench_verdict_name(BENCH_NOT_MET), "not met");
+}
+END_TEST
 typedef struct {
     int b, n, nkv, h, hkv, d, causal, rope;
     long start;
@@ -1073,6 +1120,9 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_workspace_is_bounded);
     tcase_add_test(tc, test_attention_wide_groups);
     tcase_add_test(tc, test_attention_overflow_is_an_error);
+    tcase_add_test(tc, test_bench_median_and_disturbed);
+    tcase_add_test(tc, test_bench_keep);
+    tcase_add_test(tc, test_bench_gate_and_verdicts);
     tcase_add_loop_test(tc, test_attention_cli_equals_the_library, 0,
                         N_ATT_CLI_CASES);
     tcase_add_loop_test(tc, test_attention_cli_bad_calls, 0, N_ATT_CLI_BAD);

@@ -676,6 +676,9 @@ START_TEST(test_bench_median_and_disturbed)
     r.max = 1.2;
     r.rope_share = -0.001;
     ck_assert_int_eq(bench_disturbed(&r, 0.5), 1);
+    r.rotated = 1; /* decode: a share near zero has no sign to trust */
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
+    r.rotated = 0;
     r.rope_share = NAN; /* not measured: disturbs nothing */
     ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
 }

@@ -510,8 +510,9 @@ static T512 void att_exp2_16(float *y, const float *x)
     _mm512_storeu_ps(y, exp2_512(_mm512_loadu_ps(x)));
 }
 #define TBF16 __attribute__((target("avx512f,avx512bf16")))
-#define ATT_DOT(z, a, b) \
+#define ATT_DOT_NATIVE(z, a, b) \
     ((z) = _mm512_dpbf16_ps((z), (__m512bh)(a), (__m512bh)(b)))
+#define ATT_DOT(z, a, b) ATT_DOT_NATIVE(z, a, b)
 #define ATT_DAZ(x) (x)
 static TBF16 ATT_INLINE void pv16_block_bf16(
     float *U, const uint16_t *P, const uint16_t *V, const float *alpha,
@@ -780,6 +781,18 @@ static TBF16 uint16_t att_bf16_cvt_native(float x)
     return (uint16_t)_mm_extract_epi16(
         _mm256_castsi256_si128((__m256i)h), 0);
 }
+static TBF16 float att_dot_chains(long iters)
+{
+    __m512 a[24];
+    __m512i x = _mm512_set1_epi32(0x3f803f80); /* (1, 1) */
+    __m512i y = _mm512_set1_epi32(0x33803380); /* (2^-24, 2^-24) */
+    for (int i = 0; i < 24; i++) a[i] = _mm512_set1_ps((float)i);
+    for (long it = 0; it < iters; it++)
+#pragma GCC unroll 24
+        for (int i = 0; i < 24; i++) ATT_DOT_NATIVE(a[i], x, y);
+    for (int i = 1; i < 24; i++) a[0] = _mm512_add_ps(a[0], a[i]);
+    return _mm512_reduce_add_ps(a[0]);
+}
 #define T256 __attribute__((target("avx2,fma")))
 static T256 ATT_INLINE __m256 exp2_256(__m256 x)
 {
@@ -1010,12 +1023,8 @@ void rope_exp2_vec(float *y, const float *x, int n, rope_simd s)
 static int att_has_avx512bf16(void)
 {
 #if ATT_X86
-    unsigned a, b, c, d;
-    if (!rope_simd_available(ROPE_SIMD_AVX512)) return 0;
-    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0));
-    if (a < 7) return 0;
-    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(1));
-    return (a >> 5) & 1;
+    return rope_simd_available(ROPE_SIMD_AVX512)
+           && __builtin_cpu_supports("avx512bf16");
 #else
     return 0;
 #endif
@@ -1088,6 +1097,41 @@ int rope_bf16_dot(float *z, const uint32_t *a, const uint32_t *b,
     }
 #endif
     return 1;
+}
+double rope_bf16_dot_peak(double seconds)
+{
+    double best = 0;
+#if ATT_X86
+    struct timespec t0, t1;
+    if (!att_has_avx512bf16()) return 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        float r = att_dot_chains(1000000);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        double t = (double)(b.tv_sec - a.tv_sec)
+                   + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+        double g = 2.0 * 32 * 24 * 1000000.0 / t / 1e9;
+        best = g > best && r == r ? g : best;
+        t1 = b;
+    } while ((double)(t1.tv_sec - t0.tv_sec)
+             + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) < seconds);
+#else
+    (void)seconds;
+#endif
+    return best;
+}
+double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
+                             double vmax)
+{
+    const double u = ldexp(1, -24), ub = ldexp(1, -8);
+    double d = head_dim, n = (double)kv_len + (kv_len + ATT_BK - 1) / ATT_BK;
+    double gd = (d + 2) * u / (1 - (d + 2) * u);
+    double ds = gd * d * qk * 1.4426950408889634 / sqrt(d);
+    double eps = exp2(ds) * (1 + 4 * u) * (1 + ub) - 1;
+    double gn = n * u / (1 - n * u);
+    return vmax * (2 * eps / (1 - eps) + 2 * gn / (1 - gn) + 3 * u);
 }
 typedef struct att_job {
     const rope_attention_params *p;
@@ -1210,9 +1254,10 @@ static float *att_part_get(const att_job *J, size_t n)
 static size_t att_ws_floats(const att_job *J)
 {
     size_t M = (size_t)J->M, dp = (size_t)J->dp;
+    size_t bf16 = (ATT_IB * M * dp + 2 * dp * ATT_BK + M * ATT_BK) / 2 + M
+                  + 5 * 16;
     return ATT_IB * M * (2 * dp + 2) + M * (ATT_BK + 2) + dp
-           + 2 * ATT_BK * dp + 10 * 16
-           + (ATT_IB * M * dp + 2 * dp * ATT_BK + M * ATT_BK) / 2 + M + 5 * 16;
+           + 2 * ATT_BK * dp + 10 * 16 + bf16;
 }
 static void att_plan_bf16(att_job *J, const rope_attention_params *p)
 {

@@ -216,18 +216,6 @@ START_TEST(test_attention_bf16_emulation_is_exact)
     ck_assert_msg(wrong == 0, "%ld lanes differ", wrong);
 }
 END_TEST
-#define ATT_BK_T ROPE_ATTENTION_BK
-static double att_bf16_bound(int d, long nkv)
-{
-    const double u = ldexp(1, -24), ub = ldexp(1, -8);
-    double qk = d * 2 * (1 + ub) * (1 + ub); /* sum |q~ k~| */
-    double gd = (d + 2) * u / (1 - (d + 2) * u);
-    double ds = gd * qk * 1.4426950408889634 / sqrt((double)d);
-    double eps = exp2(ds) * (1 + 4 * u) * (1 + ub) - 1;
-    double n = (double)nkv + (nkv + ATT_BK_T - 1) / ATT_BK_T;
-    double gn = n * u / (1 - n * u);
-    return 2 * eps / (1 - eps) + 2 * gn / (1 - gn) + 3 * u;
-}
 START_TEST(test_attention_bf16_within_the_bound)
 {
     static const int lens[] = {1, 7, 64, 65, 257, 1031};
@@ -252,7 +240,9 @@ START_TEST(test_attention_bf16_within_the_bound)
         float *ref = malloc(sizeof(float) * a.nq);
         float *out = malloc(sizeof(float) * a.nq);
         ck_assert_int_eq(rope_attention_naive(ref, a.q, a.k, a.v, &a.p), 0);
-        double bound = att_bf16_bound(d, a.p.kv_len);
+        double ub = ldexp(1, -8);
+        double bound = rope_bf16_error_bound(d, a.p.kv_len,
+                                             2 * (1 + ub) * (1 + ub), 1.0);
         for (int pi = 0; pi < np; pi++) {
             a.p.simd = paths[pi];
             ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);

@@ -10,6 +10,17 @@
 #include "bookdata.h"
 #include "bench-harness.h"
 
+static double att_book_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+static double att_book_median3(const double *x)
+{
+    double a = x[0], b = x[1], c = x[2];
+    return fmax(fmin(a, b), fmin(fmax(a, b), c));
+}
 static double att_book_pct(const bench_row *r, double p1, double p2)
 {
     return 100 * r->gflop / r->med / (r->threads == 1 ? p1 : p2);
@@ -468,6 +479,79 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-split-ex-per", "%d", ex_per);
     bd_def(f, "attention-split-ex-ranges", "%d",
            (ex_ntk + ex_per - 1) / ex_per);
+    fprintf(stderr, "bookdata: attention: bfloat16\n");
+    {
+        double fma1 = 0, dot1 = 0; /* alternately, the best of three */
+        for (int k = 0; k < 3; k++) {
+            fma1 = fmax(fma1, rope_fma_peak(ROPE_SIMD_AUTO, 1, 0.1));
+            dot1 = fmax(dot1, rope_bf16_dot_peak(0.1));
+        }
+        bd_def(f, "attention-bf16-native", "%s",
+               rope_bf16_native(ROPE_SIMD_AUTO) ? "with \\texttt{vdpbf16ps}"
+                                                : "emulated");
+        bd_def(f, "attention-bf16-dot", "%.0f", dot1);
+        bd_def(f, "attention-bf16-fma", "%.0f", fma1);
+        bd_def(f, "attention-bf16-dot-ratio", "%.2f",
+               fma1 > 0 ? dot1 / fma1 : 0.0);
+        for (int j = 0; j < 2; j++) {
+            bench_row r = {.n = 4096, .kv = 4096, .d = 64 + 32 * j, .threads = 1,
+                           .causal = 1, .reps = 1};
+            float *b[6] = {0};
+            rope_attention_params p;
+            double ratio[3], gf[3], gb[3];
+            char name[64];
+            if (bench_setup(&r, &p, b)) return 1;
+            p.freqs_cos = b[4]; p.freqs_sin = b[5];
+            for (int k = 0; k < 3; k++) {
+                double t0 = att_book_now();
+                p.kv_dtype = ROPE_DTYPE_F32;
+                if (rope_attention(b[3], b[0], b[1], b[2], &p)) return 1;
+                double t1 = att_book_now();
+                p.kv_dtype = ROPE_DTYPE_BF16;
+                if (rope_attention(b[3], b[0], b[1], b[2], &p)) return 1;
+                double t2 = att_book_now(), fl = 2.0 * 4096.0 * 4096 * r.d * 8;
+                ratio[k] = (t1 - t0) / (t2 - t1);
+                gf[k] = fl / (t1 - t0) / 1e9;
+                gb[k] = fl / (t2 - t1) / 1e9;
+            }
+            snprintf(name, sizeof name, "attention-bf16-ratio-%d", r.d);
+            bd_def(f, name, "%.2f", att_book_median3(ratio));
+            snprintf(name, sizeof name, "attention-bf16-gflops-%d", r.d);
+            bd_def(f, name, "%.0f", att_book_median3(gb));
+            snprintf(name, sizeof name, "attention-f32-gflops-%d", r.d);
+            bd_def(f, name, "%.0f", att_book_median3(gf));
+            for (int i = 0; i < 6; i++) free(b[i]);
+        }
+        double worst = 0, bound = 0;
+        for (int j = 0; j < 3; j++) {
+            bench_row r = {.n = 1000, .kv = 1019, .d = 64 + 32 * j,
+                           .threads = 1, .causal = 1, .reps = 1};
+            float *b[6] = {0}, *ref = malloc(sizeof(float) * 1000 * 8 * r.d);
+            rope_attention_params p;
+            if (!ref || bench_setup(&r, &p, b)) return 1;
+            p.freqs_cos = b[4]; p.freqs_sin = b[5];
+            p.kv_dtype = ROPE_DTYPE_BF16;
+            if (rope_attention_naive(ref, b[0], b[1], b[2], &p)
+                || rope_attention(b[3], b[0], b[1], b[2], &p)) return 1;
+            double qm = 0, km = 0, vm = 0, ub = ldexp(1, -8);
+            for (size_t i = 0; i < (size_t)1000 * 8 * r.d; i++) {
+                worst = fmax(worst, fabs((double)ref[i] - b[3][i]));
+                qm = fmax(qm, fabs(b[0][i]));
+            }
+            for (size_t i = 0; i < (size_t)1019 * p.n_kv_heads * r.d; i++) {
+                km = fmax(km, fabs(b[1][i]));
+                vm = fmax(vm, fabs(b[2][i]));
+            }
+            bound = fmax(bound, rope_bf16_error_bound(r.d, 1019,
+                2 * qm * km * (1 + ub) * (1 + ub), vm * (1 + ub)));
+            for (int i = 0; i < 6; i++) free(b[i]);
+            free(ref);
+        }
+        bd_def(f, "attention-bf16-maxerr", "$%.1f\\times 10^{%d}$",
+               worst / pow(10, floor(log10(worst))), (int)floor(log10(worst)));
+        bd_def(f, "attention-bf16-bound", "$%.1f\\times 10^{%d}$",
+               bound / pow(10, floor(log10(bound))), (int)floor(log10(bound)));
+    }
     bd_close(f);
     return 0;
 }

@@ -1,5 +1,6 @@
 /* exercises-attention-solution.c: the book's answers to chapter 5. */
 #include <math.h>
+#include <string.h>
 #include "exercises-attention.h"
 
 float ex_online_logsumexp(const float *x, int n)
@@ -46,4 +47,13 @@ void ex_causal_mask_with_cache(long start_pos, int seq_len, float *mask)
     for (long i = 0; i < seq_len; i++)
         for (long j = 0; j < n_kv; j++)
             mask[i * n_kv + j] = j <= start_pos + i ? 0.0f : -INFINITY;
+}
+unsigned short ex_bf16_round(float x)
+{
+    unsigned int u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) == 0) return (unsigned short)((u >> 16) & 0x8000u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (unsigned short)((u >> 16) | 0x40u);
+    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }

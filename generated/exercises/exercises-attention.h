@@ -8,4 +8,5 @@ int ex_tile_class(long q0, int bq, long j0, int bk, long n,
                   long n_kv, int causal);
 double ex_causal_flops(long n, long n_kv, int d, int h);
 void ex_causal_mask_with_cache(long start_pos, int seq_len, float *mask);
+unsigned short ex_bf16_round(float x);
 #endif

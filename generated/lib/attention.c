@@ -1,6 +1,7 @@
 /* attention.c: tiled, multithreaded attention with fused RoPE */
 #define _POSIX_C_SOURCE 200809L
 #include "rope.h"
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -95,6 +96,33 @@ typedef void (*att_rot_fn)(float *restrict out,
 typedef struct {
     att_s_fn s; att_sm_fn sm; att_pv_fn pv; att_rot_fn rot;
 } att_kernels;
+static uint16_t att_bf16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) == 0) return (uint16_t)((u >> 16) & 0x8000u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static float att_bf16_f(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+typedef void (*att_s16_fn)(float *S, const uint16_t *Q,
+                           const uint16_t *Kt, int M, int dp, float c);
+typedef void (*att_pv16_fn)(float *U, const uint16_t *P,
+                            const uint16_t *Vt, const float *alpha,
+                            int M, int dp);
+typedef void (*att_pair16_fn)(uint16_t *out, const float *even,
+                              const float *odd, int n);
+typedef float (*att_row16_fn)(uint16_t *out, const float *x, int n);
+typedef struct {
+    att_s16_fn s; att_pv16_fn pv; att_pair16_fn pair; att_row16_fn row;
+} att_bf16_kernels;
 void rope_attention_defaults(rope_attention_params *p)
 {
     memset(p, 0, sizeof *p);
@@ -121,7 +149,8 @@ static int att_check(const rope_attention_params *p)
         if (!p->freqs_sin || p->head_dim % 2) return 5;
         if (p->table_len < p->start_pos + p->kv_len) return 6;
     }
-    if (p->kv_dtype != ROPE_DTYPE_F32) return 1; /* bf16: not yet */
+    if (p->kv_dtype != ROPE_DTYPE_F32 && p->kv_dtype != ROPE_DTYPE_BF16)
+        return 1;
     return 0;
 }
 static void att_cache_tile(const rope_kv_cache *c, int t, long bg,
@@ -139,6 +168,14 @@ int rope_attention_naive(float *out, const float *q, const float *k,
 {
     int e = att_check(p);
     if (e) return e;
+    float *v16 = NULL;
+    if (p->kv_dtype == ROPE_DTYPE_BF16) {
+        size_t vn = (size_t)p->batch * p->kv_len * p->n_kv_heads
+                    * p->head_dim;
+        if (!(v16 = malloc(sizeof(float) * vn))) return ROPE_ATTENTION_ENOMEM;
+        for (size_t i = 0; i < vn; i++) v16[i] = att_bf16_f(att_bf16(v[i]));
+        v = v16;
+    }
     int n = p->seq_len, nk = p->kv_len, H = p->n_heads;
     int Hk = p->n_kv_heads, d = p->head_dim, rep = H / Hk;
     size_t qn = (size_t)n * H * d, kn = (size_t)nk * Hk * d;
@@ -158,6 +195,10 @@ int rope_attention_naive(float *out, const float *q, const float *k,
                 e = att_rotate_tensor(qr, n, H, d,
                                       p->start_pos + nk - n, p);
             if (e) break;
+        }
+        if (p->kv_dtype == ROPE_DTYPE_BF16) {
+            for (size_t i = 0; i < qn; i++) qr[i] = att_bf16_f(att_bf16(qr[i]));
+            for (size_t i = 0; i < kn; i++) kr[i] = att_bf16_f(att_bf16(kr[i]));
         }
         for (int h = 0; h < H; h++) {
             int g = h / rep;
@@ -190,7 +231,7 @@ int rope_attention_naive(float *out, const float *q, const float *k,
             }
         }
     }
-    free(qr); free(kr); free(sc); free(acc);
+    free(qr); free(kr); free(sc); free(acc); free(v16);
     return e ? e : bad ? ROPE_ATTENTION_ENONFINITE : 0;
 }
 static void s_tile_scalar(float *S, const float *Q, const float *Kt,
@@ -241,6 +282,63 @@ static void pv_tile_scalar(float *U, const float *P, const float *V,
             for (int i = 0; i < dp; i++) u[i] += w * vr[i];
         }
     }
+}
+static float att_dp_step(float z, float a, float b)
+{
+    if (fabsf(z) < FLT_MIN) z = copysignf(0.0f, z); /* read as zero */
+    if (fabsf(a) < FLT_MIN) a = copysignf(0.0f, a);
+    if (fabsf(b) < FLT_MIN) b = copysignf(0.0f, b);
+    float r = fmaf(a, b, z);
+    return fabsf(r) < FLT_MIN ? copysignf(0.0f, r) : r;
+}
+static void s16_tile_scalar(float *S, const uint16_t *Q,
+                            const uint16_t *Kt, int M, int dp, float c)
+{
+    for (int r = 0; r < M; r++)
+        for (int j = 0; j < ATT_BK; j++) {
+            float z = 0;
+            for (int p = 0; p < dp / 2; p++) {
+                const uint16_t *k = Kt + ((size_t)p * ATT_BK + j) * 2;
+                const uint16_t *q = Q + (size_t)r * dp + 2 * p;
+                z = att_dp_step(z, att_bf16_f(k[1]), att_bf16_f(q[1]));
+                z = att_dp_step(z, att_bf16_f(k[0]), att_bf16_f(q[0]));
+            }
+            S[(size_t)r * ATT_BK + j] = z * c;
+        }
+}
+static void pv16_tile_scalar(float *U, const uint16_t *P,
+                             const uint16_t *Vt, const float *alpha,
+                             int M, int dp)
+{
+    for (int r = 0; r < M; r++)
+        for (int i = 0; i < dp; i++) {
+            float z = U[(size_t)r * dp + i] * alpha[r];
+            for (int q = 0; q < ATT_BK / 2; q++) {
+                const uint16_t *v = Vt + ((size_t)q * dp + i) * 2;
+                const uint16_t *w = P + (size_t)r * ATT_BK + 2 * q;
+                z = att_dp_step(z, att_bf16_f(v[1]), att_bf16_f(w[1]));
+                z = att_dp_step(z, att_bf16_f(v[0]), att_bf16_f(w[0]));
+            }
+            U[(size_t)r * dp + i] = z;
+        }
+}
+static void pair16_scalar(uint16_t *out, const float *even,
+                          const float *odd, int n)
+{
+    for (int i = 0; i < n; i++) {
+        out[2 * i] = att_bf16(even[i]);
+        out[2 * i + 1] = att_bf16(odd[i]);
+    }
+}
+static float row16_scalar(uint16_t *out, const float *x, int n)
+{
+    float lane[16] = {0}, sum = 0;
+    for (int i = 0; i < n; i++) {
+        out[i] = att_bf16(x[i]);
+        lane[i % 16] += att_bf16_f(out[i]);
+    }
+    for (int i = 0; i < 16; i++) sum += lane[i];
+    return sum;
 }
 #if ATT_X86
 #define T512 __attribute__((target("avx512f,fma")))
@@ -460,6 +558,290 @@ static T512 void pv_tile_512(float *U, const float *P, const float *V,
 static T512 void att_exp2_16(float *y, const float *x)
 {
     _mm512_storeu_ps(y, exp2_512(_mm512_loadu_ps(x)));
+}
+#define TBF16 __attribute__((target("avx512f,avx512bf16")))
+#define ATT_DOT_NATIVE(z, a, b) \
+    ((z) = _mm512_dpbf16_ps((z), (__m512bh)(a), (__m512bh)(b)))
+#define ATT_DOT(z, a, b) ATT_DOT_NATIVE(z, a, b)
+#define ATT_DAZ(x) (x)
+static TBF16 ATT_INLINE void pv16_block_bf16(
+    float *U, const uint16_t *P, const uint16_t *V, const float *alpha,
+    int dp, int r, int c0, const int R, const int NV)
+{
+    __m512 acc[4][6];
+    #pragma GCC unroll 4
+    for (int a = 0; a < R; a++)
+    #pragma GCC unroll 6
+        for (int c = 0; c < NV; c++)
+            acc[a][c] = ATT_DAZ(_mm512_mul_ps(_mm512_set1_ps(alpha[r + a]),
+                _mm512_load_ps(U + (size_t)(r + a) * dp + c0 + 16 * c)));
+    for (int q = 0; q < ATT_BK / 2; q++) {
+        const uint16_t *vr = V + (size_t)q * 2 * dp + 2 * c0;
+        __m512i vv[6];
+    #pragma GCC unroll 6
+        for (int c = 0; c < NV; c++)
+            vv[c] = _mm512_load_si512((const void *)(vr + 32 * c));
+    #pragma GCC unroll 4
+        for (int a = 0; a < R; a++) {
+            uint32_t pr;
+            memcpy(&pr, P + (size_t)(r + a) * ATT_BK + 2 * q, sizeof pr);
+            __m512i w = _mm512_set1_epi32((int)pr);
+    #pragma GCC unroll 6
+            for (int c = 0; c < NV; c++) ATT_DOT(acc[a][c], vv[c], w);
+        }
+    }
+    #pragma GCC unroll 4
+    for (int a = 0; a < R; a++)
+    #pragma GCC unroll 6
+        for (int c = 0; c < NV; c++)
+            _mm512_store_ps(U + (size_t)(r + a) * dp + c0 + 16 * c, acc[a][c]);
+}
+static TBF16 void s16_tile_bf16(float *S, const uint16_t *Q,
+                                const uint16_t *Kt, int M, int dp,
+                                float sc)
+{
+    for (int r = 0; r < M; r += 4) {
+        __m512 acc[4][4];
+    #pragma GCC unroll 4
+        for (int a = 0; a < 4; a++)
+    #pragma GCC unroll 4
+            for (int c = 0; c < 4; c++) acc[a][c] = _mm512_setzero_ps();
+        for (int p = 0; p < dp / 2; p++) {
+            const uint16_t *kr = Kt + (size_t)p * 2 * ATT_BK;
+            __m512i k[4];
+    #pragma GCC unroll 4
+            for (int c = 0; c < 4; c++)
+                k[c] = _mm512_load_si512((const void *)(kr + 32 * c));
+    #pragma GCC unroll 4
+            for (int a = 0; a < 4; a++) {
+                uint32_t pr;
+                memcpy(&pr, Q + (size_t)(r + a) * dp + 2 * p, sizeof pr);
+                __m512i b = _mm512_set1_epi32((int)pr);
+    #pragma GCC unroll 4
+                for (int c = 0; c < 4; c++) ATT_DOT(acc[a][c], k[c], b);
+            }
+        }
+    #pragma GCC unroll 4
+        for (int a = 0; a < 4; a++)
+    #pragma GCC unroll 4
+            for (int c = 0; c < 4; c++)
+                _mm512_store_ps(S + (size_t)(r + a) * ATT_BK + 16 * c,
+                    _mm512_mul_ps(acc[a][c], _mm512_set1_ps(sc)));
+    }
+}
+static TBF16 void pv16_tile_bf16(float *U, const uint16_t *P,
+                                 const uint16_t *V, const float *alpha,
+                                 int M, int dp)
+{
+#define ATT_PV16(NV) pv16_block_bf16(U, P, V, alpha, dp, r, c0, 4, NV)
+    for (int c0 = 0, nv = dp / 16; nv > 0;) {
+        int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
+        for (int r = 0; r < M; r += 4) {
+            switch (w) {
+            case 1: ATT_PV16(1); break;
+            case 2: ATT_PV16(2); break;
+            case 3: ATT_PV16(3); break;
+            case 4: ATT_PV16(4); break;
+            case 5: ATT_PV16(5); break;
+            default: ATT_PV16(6);
+            }
+        }
+        c0 += 16 * w;
+        nv -= w;
+    }
+#undef ATT_PV16
+}
+#undef ATT_DOT
+#undef ATT_DAZ
+static T512 ATT_INLINE __m512 att_ftz512(__m512 x)
+{
+    __m512i u = _mm512_castps_si512(x);
+    __mmask16 tiny = _mm512_cmp_ps_mask(_mm512_abs_ps(x),
+                                        _mm512_set1_ps(FLT_MIN),
+                                        _CMP_LT_OQ);
+    return _mm512_castsi512_ps(_mm512_mask_and_epi32(u, tiny, u,
+        _mm512_set1_epi32(INT32_MIN)));
+}
+static T512 ATT_INLINE __m512 att_dot_emul(__m512 z, __m512i a,
+                                           __m512i b)
+{
+    const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+    z = att_ftz512(_mm512_fmadd_ps(
+        _mm512_castsi512_ps(_mm512_and_si512(a, hi)),
+        _mm512_castsi512_ps(_mm512_and_si512(b, hi)), z));
+    return att_ftz512(_mm512_fmadd_ps(
+        _mm512_castsi512_ps(_mm512_slli_epi32(a, 16)),
+        _mm512_castsi512_ps(_mm512_slli_epi32(b, 16)), z));
+}
+#define ATT_DOT(z, a, b) ((z) = att_dot_emul((z), (a), (b)))
+#define ATT_DAZ(x) att_ftz512(x)
+static T512 ATT_INLINE void pv16_block_emul(
+    float *U, const uint16_t *P, const uint16_t *V, const float *alpha,
+    int dp, int r, int c0, const int R, const int NV)
+{
+    __m512 acc[4][6];
+    #pragma GCC unroll 4
+    for (int a = 0; a < R; a++)
+    #pragma GCC unroll 6
+        for (int c = 0; c < NV; c++)
+            acc[a][c] = ATT_DAZ(_mm512_mul_ps(_mm512_set1_ps(alpha[r + a]),
+                _mm512_load_ps(U + (size_t)(r + a) * dp + c0 + 16 * c)));
+    for (int q = 0; q < ATT_BK / 2; q++) {
+        const uint16_t *vr = V + (size_t)q * 2 * dp + 2 * c0;
+        __m512i vv[6];
+    #pragma GCC unroll 6
+        for (int c = 0; c < NV; c++)
+            vv[c] = _mm512_load_si512((const void *)(vr + 32 * c));
+    #pragma GCC unroll 4
+        for (int a = 0; a < R; a++) {
+            uint32_t pr;
+            memcpy(&pr, P + (size_t)(r + a) * ATT_BK + 2 * q, sizeof pr);
+            __m512i w = _mm512_set1_epi32((int)pr);
+    #pragma GCC unroll 6
+            for (int c = 0; c < NV; c++) ATT_DOT(acc[a][c], vv[c], w);
+        }
+    }
+    #pragma GCC unroll 4
+    for (int a = 0; a < R; a++)
+    #pragma GCC unroll 6
+        for (int c = 0; c < NV; c++)
+            _mm512_store_ps(U + (size_t)(r + a) * dp + c0 + 16 * c, acc[a][c]);
+}
+static T512 void s16_tile_emul(float *S, const uint16_t *Q,
+                               const uint16_t *Kt, int M, int dp,
+                               float sc)
+{
+    for (int r = 0; r < M; r += 4) {
+        __m512 acc[4][4];
+    #pragma GCC unroll 4
+        for (int a = 0; a < 4; a++)
+    #pragma GCC unroll 4
+            for (int c = 0; c < 4; c++) acc[a][c] = _mm512_setzero_ps();
+        for (int p = 0; p < dp / 2; p++) {
+            const uint16_t *kr = Kt + (size_t)p * 2 * ATT_BK;
+            __m512i k[4];
+    #pragma GCC unroll 4
+            for (int c = 0; c < 4; c++)
+                k[c] = _mm512_load_si512((const void *)(kr + 32 * c));
+    #pragma GCC unroll 4
+            for (int a = 0; a < 4; a++) {
+                uint32_t pr;
+                memcpy(&pr, Q + (size_t)(r + a) * dp + 2 * p, sizeof pr);
+                __m512i b = _mm512_set1_epi32((int)pr);
+    #pragma GCC unroll 4
+                for (int c = 0; c < 4; c++) ATT_DOT(acc[a][c], k[c], b);
+            }
+        }
+    #pragma GCC unroll 4
+        for (int a = 0; a < 4; a++)
+    #pragma GCC unroll 4
+            for (int c = 0; c < 4; c++)
+                _mm512_store_ps(S + (size_t)(r + a) * ATT_BK + 16 * c,
+                    _mm512_mul_ps(acc[a][c], _mm512_set1_ps(sc)));
+    }
+}
+static T512 void pv16_tile_emul(float *U, const uint16_t *P,
+                                const uint16_t *V, const float *alpha,
+                                int M, int dp)
+{
+#define ATT_PV16(NV) pv16_block_emul(U, P, V, alpha, dp, r, c0, 4, NV)
+    for (int c0 = 0, nv = dp / 16; nv > 0;) {
+        int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
+        for (int r = 0; r < M; r += 4) {
+            switch (w) {
+            case 1: ATT_PV16(1); break;
+            case 2: ATT_PV16(2); break;
+            case 3: ATT_PV16(3); break;
+            case 4: ATT_PV16(4); break;
+            case 5: ATT_PV16(5); break;
+            default: ATT_PV16(6);
+            }
+        }
+        c0 += 16 * w;
+        nv -= w;
+    }
+#undef ATT_PV16
+}
+#undef ATT_DOT
+#undef ATT_DAZ
+static T512 ATT_INLINE __m512i att_bf16_512(__m512 x)
+{
+    __m512i u = _mm512_castps_si512(x);
+    __m512i e = _mm512_and_si512(u, _mm512_set1_epi32(0x7f800000));
+    __m512i a = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
+    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16),
+                                   _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, lsb),
+                                 _mm512_set1_epi32(0x7fff));
+    r = _mm512_mask_or_epi32(r, _mm512_cmpgt_epi32_mask(a,
+            _mm512_set1_epi32(0x7f800000)), u, _mm512_set1_epi32(0x400000));
+    r = _mm512_mask_and_epi32(r, _mm512_cmpeq_epi32_mask(e,
+            _mm512_setzero_si512()), u, _mm512_set1_epi32(INT32_MIN));
+    return _mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u));
+}
+static T512 void pair16_512(uint16_t *out, const float *even,
+                            const float *odd, int n)
+{
+    for (int i = 0; i < n; i += 16) {
+        __m512i e = att_bf16_512(_mm512_loadu_ps(even + i));
+        __m512i o = att_bf16_512(_mm512_loadu_ps(odd + i));
+        _mm512_storeu_si512((void *)(out + 2 * i),
+                            _mm512_or_si512(o, _mm512_srli_epi32(e, 16)));
+    }
+}
+static T512 float row16_512(uint16_t *out, const float *x, int n)
+{
+    __m512 acc = _mm512_setzero_ps();
+    float lane[16], sum = 0;
+    for (int i = 0; i < n; i += 16) {
+        __m512i r = att_bf16_512(_mm512_loadu_ps(x + i));
+        acc = _mm512_add_ps(acc, _mm512_castsi512_ps(r));
+        _mm256_storeu_si256((__m256i *)(out + i),
+            _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
+    }
+    _mm512_storeu_ps(lane, acc);
+    for (int i = 0; i < 16; i++) sum += lane[i];
+    return sum;
+}
+static uint32_t att_daz_pair(uint32_t w)
+{
+    if (!(w & 0x7f800000u)) w &= 0x8000ffffu;
+    if (!(w & 0x7f80u)) w &= 0xffff8000u;
+    return w;
+}
+static TBF16 float att_dot1_bf16(float z, uint32_t a, uint32_t b)
+{
+    __m512 r = _mm512_dpbf16_ps(_mm512_set1_ps(z),
+        (__m512bh)_mm512_set1_epi32((int)a),
+        (__m512bh)_mm512_set1_epi32((int)b));
+    return _mm512_cvtss_f32(r);
+}
+static T512 float att_dot1_emul(float z, uint32_t a, uint32_t b)
+{
+    a = att_daz_pair(a);
+    b = att_daz_pair(b);
+    __m512 r = att_dot_emul(att_ftz512(_mm512_set1_ps(z)),
+                            _mm512_set1_epi32((int)a),
+                            _mm512_set1_epi32((int)b));
+    return _mm512_cvtss_f32(r);
+}
+static TBF16 uint16_t att_bf16_cvt_native(float x)
+{
+    __m256bh h = _mm512_cvtneps_pbh(_mm512_set1_ps(x));
+    return (uint16_t)_mm_extract_epi16(
+        _mm256_castsi256_si128((__m256i)h), 0);
+}
+static TBF16 float att_dot_chains(long iters)
+{
+    __m512 a[24];
+    __m512i x = _mm512_set1_epi32(0x3f803f80); /* (1, 1) */
+    __m512i y = _mm512_set1_epi32(0x33803380); /* (2^-24, 2^-24) */
+    for (int i = 0; i < 24; i++) a[i] = _mm512_set1_ps((float)i);
+    for (long it = 0; it < iters; it++)
+#pragma GCC unroll 24
+        for (int i = 0; i < 24; i++) ATT_DOT_NATIVE(a[i], x, y);
+    for (int i = 1; i < 24; i++) a[0] = _mm512_add_ps(a[0], a[i]);
+    return _mm512_reduce_add_ps(a[0]);
 }
 #define T256 __attribute__((target("avx2,fma")))
 static T256 ATT_INLINE __m256 exp2_256(__m256 x)
@@ -688,6 +1070,119 @@ void rope_exp2_vec(float *y, const float *x, int n, rope_simd s)
         y[i] = r[0];
     }
 }
+static int att_has_avx512bf16(void)
+{
+#if ATT_X86
+    return rope_simd_available(ROPE_SIMD_AVX512)
+           && __builtin_cpu_supports("avx512bf16");
+#else
+    return 0;
+#endif
+}
+static att_bf16_kernels att_bf16_pick(rope_simd s, const char *force)
+{
+    att_bf16_kernels k = { s16_tile_scalar, pv16_tile_scalar,
+                           pair16_scalar, row16_scalar };
+    int emul = force && !strcmp(force, "emulate");
+    if (force && !strcmp(force, "scalar")) return k;
+#if ATT_X86
+    if (s == ROPE_SIMD_AVX512 || emul) {
+        if (!rope_simd_available(ROPE_SIMD_AVX512)) return k;
+        k = (att_bf16_kernels){ s16_tile_emul, pv16_tile_emul,
+                                pair16_512, row16_512 };
+        if (!emul && att_has_avx512bf16()) {
+            k.s = s16_tile_bf16;
+            k.pv = pv16_tile_bf16;
+        }
+    }
+#else
+    (void)s; (void)emul;
+#endif
+    return k;
+}
+int rope_bf16_native(rope_simd s)
+{
+    att_bf16_kernels k = att_bf16_pick(rope_simd_resolve(s),
+                                       getenv("ROPE_BF16"));
+#if ATT_X86
+    return k.s == s16_tile_bf16;
+#else
+    (void)k;
+    return 0;
+#endif
+}
+uint16_t rope_bf16_round(float x) { return att_bf16(x); }
+float rope_bf16_to_float(uint16_t h) { return att_bf16_f(h); }
+int rope_bf16_round_native(uint16_t *out, const float *x, int n)
+{
+#if ATT_X86
+    if (!att_has_avx512bf16()) return 1;
+    for (int i = 0; i < n; i++) out[i] = att_bf16_cvt_native(x[i]);
+    return 0;
+#else
+    (void)out; (void)x; (void)n;
+    return 1;
+#endif
+}
+int rope_bf16_dot(float *z, const uint32_t *a, const uint32_t *b,
+                  int n, int how)
+{
+    if (how == 0) {
+        for (int i = 0; i < n; i++) {
+            float t = att_dp_step(z[i], att_bf16_f((uint16_t)(a[i] >> 16)),
+                                  att_bf16_f((uint16_t)(b[i] >> 16)));
+            z[i] = att_dp_step(t, att_bf16_f((uint16_t)a[i]),
+                               att_bf16_f((uint16_t)b[i]));
+        }
+        return 0;
+    }
+#if ATT_X86
+    if (how == 1 && rope_simd_available(ROPE_SIMD_AVX512)) {
+        for (int i = 0; i < n; i++) z[i] = att_dot1_emul(z[i], a[i], b[i]);
+        return 0;
+    }
+    if (how == 2 && att_has_avx512bf16()) {
+        for (int i = 0; i < n; i++) z[i] = att_dot1_bf16(z[i], a[i], b[i]);
+        return 0;
+    }
+#endif
+    return 1;
+}
+double rope_bf16_dot_peak(double seconds)
+{
+    double best = 0;
+#if ATT_X86
+    struct timespec t0, t1;
+    if (!att_has_avx512bf16()) return 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        float r = att_dot_chains(1000000);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        double t = (double)(b.tv_sec - a.tv_sec)
+                   + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+        double g = 2.0 * 32 * 24 * 1000000.0 / t / 1e9;
+        best = g > best && r == r ? g : best;
+        t1 = b;
+    } while ((double)(t1.tv_sec - t0.tv_sec)
+             + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) < seconds);
+#else
+    (void)seconds;
+#endif
+    return best;
+}
+double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
+                             double vmax)
+{
+    const double u = ldexp(1, -24), ub = ldexp(1, -8);
+    double d = head_dim, n = (double)kv_len + (kv_len + ATT_BK - 1) / ATT_BK;
+    double gd = (d + 2) * u / (1 - (d + 2) * u);
+    double ds = gd * d * qk * 1.4426950408889634 / sqrt(d);
+    double eps = exp2(ds) * (1 + 4 * u) * (1 + ub) - 1;
+    double gn = n * u / (1 - n * u);
+    return vmax * (2 * eps / (1 - eps) + 2 * gn / (1 - gn) + 3 * u);
+}
 typedef struct att_job {
     const rope_attention_params *p;
     const float *q, *k, *v;
@@ -702,6 +1197,9 @@ typedef struct att_job {
     long n_items;
     atomic_long next, done;
     atomic_int fail, bad;
+    int bf16; /* kv_dtype is ROPE_DTYPE_BF16 */
+    float qs16; /* the scale c, applied to bf16 scores */
+    att_bf16_kernels k16;
 } att_job;
 typedef struct {
     float *Q, *U, *S, *m, *l, *alpha, *tmp, *Kt, *Vt;
@@ -710,6 +1208,8 @@ typedef struct {
     int M, d; /* the shape it was made for */
     float *part; /* the caller's decode partial states */
     size_t part_n;
+    uint16_t *Q16, *Kt16, *Vt16, *P16; /* bf16 operands */
+    float *lsave;
 } att_ws;
 static atomic_long att_nallocs;
 static void *att_alloc(size_t bytes)
@@ -740,8 +1240,14 @@ static int att_ws_init(att_ws *w, const att_job *J)
     w->Vt = att_alloc(tile);
     if (w->Kt) memset(w->Kt, 0, tile); /* the padding stays zero */
     if (w->Vt) memset(w->Vt, 0, tile);
+    w->Q16 = att_alloc(sizeof(uint16_t) * G * M * dp);
+    w->Kt16 = att_alloc(sizeof(uint16_t) * dp * ATT_BK);
+    w->Vt16 = att_alloc(sizeof(uint16_t) * dp * ATT_BK);
+    w->P16 = att_alloc(sizeof(uint16_t) * M * ATT_BK);
+    w->lsave = att_alloc(sizeof(float) * M);
     return w->Q && w->U && w->S && w->m && w->l && w->alpha
-           && w->tmp && w->nvalid && w->Kt && w->Vt;
+           && w->tmp && w->nvalid && w->Kt && w->Vt
+           && w->Q16 && w->Kt16 && w->Vt16 && w->P16 && w->lsave;
 }
 
 static void att_ws_free(att_ws *w)
@@ -752,6 +1258,9 @@ static void att_ws_free(att_ws *w)
     w->Q = w->U = w->S = w->m = w->l = w->alpha = w->tmp = NULL;
     w->Kt = w->Vt = NULL;
     w->nvalid = NULL;
+    free(w->Q16); free(w->Kt16); free(w->Vt16); free(w->P16); free(w->lsave);
+    w->Q16 = w->Kt16 = w->Vt16 = w->P16 = NULL;
+    w->lsave = NULL;
     w->M = w->d = 0;
 }
 static pthread_key_t att_ws_key;
@@ -795,8 +1304,51 @@ static float *att_part_get(const att_job *J, size_t n)
 static size_t att_ws_floats(const att_job *J)
 {
     size_t M = (size_t)J->M, dp = (size_t)J->dp;
+    size_t bf16 = (ATT_IB * M * dp + 2 * dp * ATT_BK + M * ATT_BK) / 2 + M
+                  + 5 * 16;
     return ATT_IB * M * (2 * dp + 2) + M * (ATT_BK + 2) + dp
-           + 2 * ATT_BK * dp + 10 * 16;
+           + 2 * ATT_BK * dp + 10 * 16 + bf16;
+}
+static void att_plan_bf16(att_job *J, const rope_attention_params *p)
+{
+    J->bf16 = p->kv_dtype == ROPE_DTYPE_BF16;
+    if (!J->bf16) return;
+    J->k16 = att_bf16_pick(rope_simd_resolve(p->simd),
+                           getenv("ROPE_BF16"));
+    J->qs16 = J->qscale;
+    J->qscale = 1.0f;
+}
+static void att_round_q_bf16(att_job *J, att_ws *w, int nb)
+{
+    size_t rows = (size_t)nb * J->M;
+    for (size_t r = 0; r < rows; r++)
+        J->k16.row(w->Q16 + r * J->dp, w->Q + r * J->dp, J->dp);
+}
+static void att_pack_tile_bf16(att_job *J, att_ws *w)
+{
+    int dp = J->dp;
+    for (int p = 0; p < dp / 2; p++)
+        J->k16.pair(w->Kt16 + (size_t)p * 2 * ATT_BK,
+                    w->kt + (size_t)2 * p * ATT_BK,
+                    w->kt + (size_t)(2 * p + 1) * ATT_BK, ATT_BK);
+    for (int q = 0; q < ATT_BK / 2; q++)
+        J->k16.pair(w->Vt16 + (size_t)q * 2 * dp,
+                    w->vt + (size_t)2 * q * dp,
+                    w->vt + (size_t)(2 * q + 1) * dp, dp);
+}
+static void att_tile_block_bf16(att_job *J, att_ws *w, size_t at,
+                                const int *nv)
+{
+    int M = J->M, dp = J->dp;
+    J->k16.s(w->S, w->Q16 + at * dp, w->Kt16, M, dp, J->qs16);
+    memcpy(w->lsave, w->l + at, sizeof(float) * M);
+    J->ker.sm(w->S, M, nv, w->m + at, w->l + at, w->alpha);
+    for (int r = 0; r < M; r++) {
+        float sum = J->k16.row(w->P16 + (size_t)r * ATT_BK,
+                               w->S + (size_t)r * ATT_BK, ATT_BK);
+        w->l[at + r] = w->lsave[r] * w->alpha[r] + sum;
+    }
+    J->k16.pv(w->U + at * dp, w->P16, w->Vt16, w->alpha, M, dp);
 }
 static void att_pack_tile(att_job *J, att_ws *w, long bg, int t)
 {
@@ -872,6 +1424,7 @@ static void att_tile_block(att_job *J, att_ws *w, int kb, int q0,
         }
         nv = w->nvalid;
     }
+    if (J->bf16) { att_tile_block_bf16(J, w, at, nv); return; }
     J->ker.s(w->S, w->Q + at * dp, w->kt, M, dp);
     J->ker.sm(w->S, M, nv, w->m + at, w->l + at, w->alpha);
     J->ker.pv(w->U + at * dp, w->S, w->vt, w->alpha, M, dp);
@@ -884,6 +1437,7 @@ static void att_run_tiles(att_job *J, att_ws *w, long bg, int q0,
     long hi = att_last_key(J, q1 - 1);
     memset(w->U, 0, sizeof(float) * nb * M * dp);
     for (int r = 0; r < nb * M; r++) { w->m[r] = -INFINITY; w->l[r] = 0; }
+    if (J->bf16) att_round_q_bf16(J, w, nb);
     for (int t = t0; t < t1 && (long)t * ATT_BK <= hi; t++) {
         if (J->cache) {
             att_cache_tile(J->cache, t, bg, &w->kt, &w->vt);
@@ -891,6 +1445,7 @@ static void att_run_tiles(att_job *J, att_ws *w, long bg, int q0,
             att_pack_tile(J, w, bg, t);
             w->kt = w->Kt; w->vt = w->Vt;
         }
+        if (J->bf16) att_pack_tile_bf16(J, w);
         for (int kb = 0; kb < nb; kb++) {
             int qk = q0 + kb * bq;
             att_tile_block(J, w, kb, qk, q1 - qk < bq ? q1 - qk : bq, t);
@@ -1191,6 +1746,7 @@ static void att_plan(att_job *J, const rope_attention_params *p)
     J->ntk = (p->kv_len + ATT_BK - 1) / ATT_BK;
     J->qscale = (float)(1.4426950408889634 / sqrt((double)J->d));
     J->ker = att_pick(rope_simd_resolve(p->simd));
+    att_plan_bf16(J, p);
     J->bq = (ATT_ROWS + J->hb - 1) / J->hb;
     if (J->bq > p->seq_len) J->bq = p->seq_len;
     J->nqb = (p->seq_len + J->bq - 1) / J->bq;

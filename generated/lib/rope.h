@@ -317,6 +317,15 @@ int rope_npy_read(const char *path, rope_npy *a, char *err,
 int rope_npy_write(const char *path, const float *data, int ndim,
                    const long *shape, char *err, size_t errlen);
 void rope_npy_free(rope_npy *a);
+int rope_bf16_native(rope_simd s);
+uint16_t rope_bf16_round(float x);
+float rope_bf16_to_float(uint16_t h);
+int rope_bf16_round_native(uint16_t *out, const float *x, int n);
+int rope_bf16_dot(float *z, const uint32_t *a, const uint32_t *b,
+                  int n, int how);
+double rope_bf16_dot_peak(double seconds);
+double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
+                             double vmax);
 double rope_ring_model_layer(const rope_ring_model *m, int n_ranks,
                              double *compute_s, double *comm_s);
 long rope_ring_model_min_block(const rope_ring_model *m);

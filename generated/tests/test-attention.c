@@ -170,6 +170,171 @@ START_TEST(test_attention_two_keys_closed_form)
     }
 }
 END_TEST
+static uint32_t att_bits(uint64_t *st)
+{
+    return (uint32_t)(rope_uniform(st) * 4294967296.0);
+}
+static uint32_t att_pair_of(uint64_t *st, double scale)
+{
+    float x = (float)((2 * rope_uniform(st) - 1) * scale);
+    float y = (float)((2 * rope_uniform(st) - 1) * scale * 1e-3);
+    return (uint32_t)rope_bf16_round(x) << 16 | rope_bf16_round(y);
+}
+static int att_same_float(float x, float y)
+{
+    return (isnan(x) && isnan(y)) || !memcmp(&x, &y, sizeof x);
+}
+START_TEST(test_attention_bf16_emulation_is_exact)
+{
+    enum { N = 1 << 18 };
+    uint64_t st = 4242;
+    int native = rope_bf16_dot(&(float){0}, &(uint32_t){0},
+                               &(uint32_t){0}, 1, 2) == 0;
+    int vec = rope_simd_available(ROPE_SIMD_AVX512);
+    long wrong = 0;
+    for (long i = 0; i < 2 * N; i++) {
+        uint32_t zb = att_bits(&st), a, b;
+        float z, x, z0, z1, z2;
+        memcpy(&z, &zb, sizeof z);
+        if (i % 2) z = (float)(rope_uniform(&st) * 200 - 100);
+        a = i < N ? att_bits(&st) : att_pair_of(&st, 100);
+        b = i < N ? att_bits(&st) : att_pair_of(&st, 1);
+        z0 = z1 = z2 = z;
+        ck_assert_int_eq(rope_bf16_dot(&z0, &a, &b, 1, 0), 0);
+        if (vec) ck_assert_int_eq(rope_bf16_dot(&z1, &a, &b, 1, 1), 0);
+        if (native) {
+            ck_assert_int_eq(rope_bf16_dot(&z2, &a, &b, 1, 2), 0);
+            wrong += !att_same_float(z0, z2);
+        }
+        if (vec) wrong += !att_same_float(z0, z1);
+        uint32_t xb = att_bits(&st);
+        uint16_t h;
+        memcpy(&x, &xb, sizeof x);
+        if (!rope_bf16_round_native(&h, &x, 1))
+            wrong += h != rope_bf16_round(x);
+    }
+    ck_assert_msg(wrong == 0, "%ld lanes differ", wrong);
+}
+END_TEST
+START_TEST(test_attention_bf16_within_the_bound)
+{
+    static const int lens[] = {1, 7, 64, 65, 257, 1031};
+    static const int dims[] = {2, 8, 64, 96, 128};
+    int n = lens[_i / 5], d = dims[_i % 5];
+    rope_simd paths[3];
+    int np = att_paths(paths);
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    if (n > 257) return;
+#endif
+    for (int hi = 0; hi < 4; hi++) {
+        int var = (hi + _i) % 8;
+        if (n > 257 && hi % 2) continue; /* the reference costs seconds */
+        att_problem a;
+        static const int kvh[] = {8, 4, 2, 1};
+        long start = var & 2 ? 37 : 0;
+        att_make(&a, n, n + (start ? 19 : 0), 8, kvh[hi], d, start,
+                 7000 + (uint64_t)(_i * 8 + hi));
+        a.p.causal = var & 1;
+        a.p.pairing = var & 4 ? ROPE_PAIRING_INTERLEAVED : ROPE_PAIRING_HALF;
+        a.p.kv_dtype = ROPE_DTYPE_BF16;
+        float *ref = malloc(sizeof(float) * a.nq);
+        float *out = malloc(sizeof(float) * a.nq);
+        ck_assert_int_eq(rope_attention_naive(ref, a.q, a.k, a.v, &a.p), 0);
+        double ub = ldexp(1, -8);
+        double bound = rope_bf16_error_bound(d, a.p.kv_len,
+                                             2 * (1 + ub) * (1 + ub), 1.0);
+        for (int pi = 0; pi < np; pi++) {
+            a.p.simd = paths[pi];
+            ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
+            double e = att_maxdiff(ref, out, a.nq);
+            ck_assert_msg(e <= bound, "n=%d d=%d kv heads=%d variant=%d "
+                          "path=%s: error %g above the bound %g", n, d,
+                          kvh[hi], var, rope_simd_name(paths[pi]), e, bound);
+        }
+        free(ref); free(out); att_free(&a);
+    }
+}
+END_TEST
+START_TEST(test_attention_bf16_native_equals_emulation)
+{
+    static const char *const how[] = {"emulate", "scalar"};
+    if (!rope_simd_available(ROPE_SIMD_AVX512)) return;
+    for (int s = 0; s < 2; s++) {
+        att_problem a;
+        att_make(&a, s ? 1 : 700, 700, 8, 2, s ? 64 : 96, 3, 91 + s);
+        a.p.kv_dtype = ROPE_DTYPE_BF16;
+        a.p.simd = ROPE_SIMD_AVX512;
+        float *o1 = malloc(sizeof(float) * a.nq);
+        float *o2 = malloc(sizeof(float) * a.nq);
+        ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
+        for (int h = 0; h < 2; h++) {
+            setenv("ROPE_BF16", how[h], 1);
+            ck_assert_int_eq(rope_bf16_native(ROPE_SIMD_AVX512), 0);
+            ck_assert_int_eq(rope_attention(o2, a.q, a.k, a.v, &a.p), 0);
+            unsetenv("ROPE_BF16");
+            ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
+                          "shape %d: %s differs", s, how[h]);
+        }
+        free(o1); free(o2); att_free(&a);
+    }
+}
+END_TEST
+
+START_TEST(test_attention_bf16_threads_bit_identical)
+{
+    rope_simd paths[3];
+    int np = att_paths(paths);
+    for (int s = 0; s < 2; s++) {
+        att_problem a;
+        att_make(&a, s ? 1 : 1000, 1000, 8, 2, s ? 96 : 64, 5, 177 + s);
+        a.p.kv_dtype = ROPE_DTYPE_BF16;
+        float *one = malloc(sizeof(float) * a.nq);
+        float *many = malloc(sizeof(float) * a.nq);
+        for (int pi = 0; pi < np; pi++) {
+            a.p.simd = paths[pi];
+            a.p.n_threads = 1;
+            ck_assert_int_eq(rope_attention(one, a.q, a.k, a.v, &a.p), 0);
+            for (int t = 2; t <= 4; t++) {
+                a.p.n_threads = t;
+                ck_assert_int_eq(rope_attention(many, a.q, a.k, a.v, &a.p), 0);
+                ck_assert_msg(!memcmp(one, many, sizeof(float) * a.nq),
+                              "shape %d path %s: %d threads differ", s,
+                              rope_simd_name(paths[pi]), t);
+            }
+        }
+        free(one); free(many);
+        att_free(&a);
+    }
+}
+END_TEST
+
+START_TEST(test_attention_bf16_cache_and_bad_dtype)
+{
+    enum { N = 300, H = 8, HKV = 2, D = 64 };
+    att_problem a;
+    rope_kv_cache c;
+    att_make(&a, N, N, H, HKV, D, 7, 516);
+    a.p.kv_dtype = ROPE_DTYPE_BF16;
+    float *full = malloc(sizeof(float) * a.nq);
+    float *viac = malloc(sizeof(float) * a.nq);
+    ck_assert_int_eq(rope_attention(full, a.q, a.k, a.v, &a.p), 0);
+    ck_assert_int_eq(rope_kv_cache_init(&c, 1, HKV, D, 0), 0);
+    ck_assert_int_eq(rope_kv_cache_append(&c, a.k, a.v, 100, &a.p), 0);
+    for (int j = 100; j < N; j++) {
+        size_t off = (size_t)j * HKV * D;
+        ck_assert_int_eq(rope_kv_cache_append(&c, a.k + off, a.v + off, 1,
+                                              &a.p), 0);
+    }
+    ck_assert_int_eq(c.len, N);
+    ck_assert_int_eq(rope_attention_cached(viac, a.q, &c, &a.p), 0);
+    ck_assert(!memcmp(full, viac, sizeof(float) * a.nq));
+    rope_kv_cache_free(&c);
+    a.p.kv_dtype = (rope_dtype)2;
+    ck_assert_int_eq(rope_attention(full, a.q, a.k, a.v, &a.p), 1);
+    ck_assert_int_eq(rope_attention_naive(full, a.q, a.k, a.v, &a.p), 1);
+    free(full); free(viac); att_free(&a);
+}
+END_TEST
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define ATT_SWEEP_MAX_LEN 257
 #else
@@ -1104,6 +1269,11 @@ Suite *attention_suite(void)
     Suite *s = suite_create("chapter 5: attention");
     TCase *tc = tcase_create("attention");
     tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_attention_bf16_emulation_is_exact);
+    tcase_add_loop_test(tc, test_attention_bf16_within_the_bound, 0, 30);
+    tcase_add_test(tc, test_attention_bf16_native_equals_emulation);
+    tcase_add_test(tc, test_attention_bf16_threads_bit_identical);
+    tcase_add_test(tc, test_attention_bf16_cache_and_bad_dtype);
     tcase_add_test(tc, test_attention_two_keys_closed_form);
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
     tcase_add_test(tc, test_attention_threads_bit_identical);

@@ -28,6 +28,10 @@ static const ex_info ex_5_5 = {"exercise 5.5", "causal mask with a cache",
     "reread section 5.1 (The computation and its cost), positions: "
     "query i sits at start_pos + i and "
     "sees the cached keys too"};
+static const ex_info ex_5_6 = {"exercise 5.6", "rounding to bfloat16",
+    "the upper 16 bits of the nearest bfloat16, ties to even",
+    "reread section 5.12 (A bfloat16 path) and section W5.2: add 0x7fff "
+    "plus the lowest kept bit"};
 
 START_TEST(test_ex_online_logsumexp)
 {
@@ -144,9 +148,43 @@ START_TEST(test_ex_causal_mask_with_cache)
     }
 }
 END_TEST
+static double ex_bf16_value(unsigned h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float y;
+    memcpy(&y, &u, sizeof y);
+    return y;
+}
+START_TEST(test_ex_bf16_round)
+{
+    uint64_t st = 56;
+    for (long i = 0; i < 200002; i++) {
+        uint32_t u = (uint32_t)(rope_uniform(&st) * 4294967296.0);
+        float x;
+        if (i >= 200000) u = i == 200000 ? 0x3f808000u : 0x3f818000u;
+        memcpy(&x, &u, sizeof x);
+        unsigned h = ex_bf16_round(x), lo = u >> 16, want = lo;
+        if (isnan(x)) {
+            ex_check_long(&ex_5_6, isnan(ex_bf16_value(h)), 1,
+                         "ex_bf16_round(NaN 0x%08x) is a NaN", u);
+            continue;
+        }
+        if ((u & 0x7f800000u) == 0) {
+            want = lo & 0x8000u;
+        } else if ((u & 0x7f800000u) != 0x7f800000u) {
+            double up = ((lo + 1) & 0x7f80u) == 0x7f80u /* past the top */
+                        ? copysign(ldexp(1, 128), x) : ex_bf16_value(lo + 1);
+            double a = fabs(x - ex_bf16_value(lo)), b = fabs(up - x);
+            want = a < b || (a == b && !(lo & 1)) ? lo : lo + 1;
+        }
+        ex_check_long(&ex_5_6, (long)h, (long)want,
+                     "ex_bf16_round(bits 0x%08x)", u);
+    }
+}
+END_TEST
 
 const ex_info *const exercises_attention_table[] = {
-    &ex_5_1, &ex_5_2, &ex_5_3, &ex_5_4, &ex_5_5, NULL
+    &ex_5_1, &ex_5_2, &ex_5_3, &ex_5_4, &ex_5_5, &ex_5_6, NULL
 };
 
 Suite *exercises_attention_suite(void)
@@ -167,6 +205,9 @@ Suite *exercises_attention_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("exercise 5.5");
     tcase_add_test(tc, test_ex_causal_mask_with_cache);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("exercise 5.6");
+    tcase_add_test(tc, test_ex_bf16_round);
     suite_add_tcase(s, tc);
     return s;
 }

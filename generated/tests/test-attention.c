@@ -244,6 +244,7 @@ START_TEST(test_attention_bf16_within_the_bound)
         double bound = rope_bf16_error_bound(d, a.p.kv_len,
                                              2 * (1 + ub) * (1 + ub), 1.0);
         for (int pi = 0; pi < np; pi++) {
+            if (n > 257 && pi != np - 1) continue; /* the fastest path only */
             a.p.simd = paths[pi];
             ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
             double e = att_maxdiff(ref, out, a.nq);
@@ -286,7 +287,8 @@ START_TEST(test_attention_bf16_threads_bit_identical)
     int np = att_paths(paths);
     for (int s = 0; s < 2; s++) {
         att_problem a;
-        att_make(&a, s ? 1 : 1000, 1000, 8, 2, s ? 96 : 64, 5, 177 + s);
+        att_make(&a, s ? 1 : 400, s ? 1000 : 400, 8, 2, s ? 96 : 64, 5,
+                 177 + s); /* 8 prefill items: enough for 4 threads */
         a.p.kv_dtype = ROPE_DTYPE_BF16;
         float *one = malloc(sizeof(float) * a.nq);
         float *many = malloc(sizeof(float) * a.nq);

@@ -537,10 +537,10 @@ static T512 ATT_INLINE void pv_block_512(
 static T512 void pv_tile_512(float *U, const float *P, const float *V,
                              const float *alpha, int M, int dp)
 {
+#define ATT_PV(NV) pv_block_512(U, P, V, alpha, dp, r, c0, 4, NV)
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
         for (int r = 0; r < M; r += 4) {
-#define ATT_PV(NV) pv_block_512(U, P, V, alpha, dp, r, c0, 4, NV)
             switch (w) {
             case 1: ATT_PV(1); break;
             case 2: ATT_PV(2); break;
@@ -549,11 +549,11 @@ static T512 void pv_tile_512(float *U, const float *P, const float *V,
             case 5: ATT_PV(5); break;
             default: ATT_PV(6);
             }
-#undef ATT_PV
         }
         c0 += 16 * w;
         nv -= w;
     }
+#undef ATT_PV
 }
 static T512 void att_exp2_16(float *y, const float *x)
 {
@@ -633,23 +633,23 @@ static TBF16 void pv16_tile_bf16(float *U, const uint16_t *P,
                                  const uint16_t *V, const float *alpha,
                                  int M, int dp)
 {
-#define ATT_PV16(NV) pv16_block_bf16(U, P, V, alpha, dp, r, c0, 4, NV)
+#define ATT_PV(NV) pv16_block_bf16(U, P, V, alpha, dp, r, c0, 4, NV)
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
         for (int r = 0; r < M; r += 4) {
             switch (w) {
-            case 1: ATT_PV16(1); break;
-            case 2: ATT_PV16(2); break;
-            case 3: ATT_PV16(3); break;
-            case 4: ATT_PV16(4); break;
-            case 5: ATT_PV16(5); break;
-            default: ATT_PV16(6);
+            case 1: ATT_PV(1); break;
+            case 2: ATT_PV(2); break;
+            case 3: ATT_PV(3); break;
+            case 4: ATT_PV(4); break;
+            case 5: ATT_PV(5); break;
+            default: ATT_PV(6);
             }
         }
         c0 += 16 * w;
         nv -= w;
     }
-#undef ATT_PV16
+#undef ATT_PV
 }
 #undef ATT_DOT
 #undef ATT_DAZ
@@ -744,23 +744,23 @@ static T512 void pv16_tile_emul(float *U, const uint16_t *P,
                                 const uint16_t *V, const float *alpha,
                                 int M, int dp)
 {
-#define ATT_PV16(NV) pv16_block_emul(U, P, V, alpha, dp, r, c0, 4, NV)
+#define ATT_PV(NV) pv16_block_emul(U, P, V, alpha, dp, r, c0, 4, NV)
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
         for (int r = 0; r < M; r += 4) {
             switch (w) {
-            case 1: ATT_PV16(1); break;
-            case 2: ATT_PV16(2); break;
-            case 3: ATT_PV16(3); break;
-            case 4: ATT_PV16(4); break;
-            case 5: ATT_PV16(5); break;
-            default: ATT_PV16(6);
+            case 1: ATT_PV(1); break;
+            case 2: ATT_PV(2); break;
+            case 3: ATT_PV(3); break;
+            case 4: ATT_PV(4); break;
+            case 5: ATT_PV(5); break;
+            default: ATT_PV(6);
             }
         }
         c0 += 16 * w;
         nv -= w;
     }
-#undef ATT_PV16
+#undef ATT_PV
 }
 #undef ATT_DOT
 #undef ATT_DAZ

@@ -803,6 +803,159 @@ static T512 float row16_512(uint16_t *out, const float *x, int n)
     for (int i = 0; i < 16; i++) sum += lane[i];
     return sum;
 }
+#if defined(__linux__)
+#define ATT_AMX 1
+#else
+#define ATT_AMX 0
+#endif
+#if ATT_AMX
+#define TAMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bf16")))
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} att_tilecfg;
+static TAMX void att_amx_config(int mr, int half)
+{
+    att_tilecfg c __attribute__((aligned(64)));
+    memset(&c, 0, sizeof c);
+    c.palette = 1;
+    for (int t = 0; t < 8; t++) {
+        c.rows[t] = (uint8_t)(t < 6 ? mr : 16); /* C, C, C, C, A, A; B, B */
+        c.colsb[t] = 64;
+    }
+    if (half) { c.colsb[5] = 32; c.rows[7] = 8; }
+    _tile_loadconfig(&c);
+}
+#endif
+#if ATT_AMX
+#define ATT_S_STEP(A, B0, B1, a, kt) do { \
+        _tile_loadd(A, a, qs); \
+        _tile_loadd(B0, kt, 256); _tile_dpbf16ps(0, A, B0); \
+        _tile_loadd(B1, (kt) + 32, 256); _tile_dpbf16ps(1, A, B1); \
+        _tile_loadd(B0, (kt) + 64, 256); _tile_dpbf16ps(2, A, B0); \
+        _tile_loadd(B1, (kt) + 96, 256); _tile_dpbf16ps(3, A, B1); \
+    } while (0)
+static TAMX void s16_tile_amx(float *S, const uint16_t *Q,
+                              const uint16_t *Kt, int M, int dp, float c)
+{
+    int full = dp / 32, half = dp % 32 != 0;
+    long qs = 2L * dp;
+    __m512 vc = _mm512_set1_ps(c);
+    for (int r0 = 0; r0 < M; r0 += 16) {
+        int mr = M - r0 < 16 ? M - r0 : 16;
+        if (r0 == 0 || mr < 16) att_amx_config(mr, half);
+        const uint16_t *q = Q + (size_t)r0 * dp;
+        float *s = S + (size_t)r0 * ATT_BK;
+        _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+        for (int k = 0; k < full; k++) {
+            if (half) ATT_S_STEP(4, 6, 6, q + 32 * k, Kt + 2048 * k);
+            else ATT_S_STEP(4, 6, 7, q + 32 * k, Kt + 2048 * k);
+        }
+        if (half) ATT_S_STEP(5, 7, 7, q + 32 * full, Kt + 2048 * full);
+        _tile_stored(0, s, 256); _tile_stored(1, s + 16, 256);
+        _tile_stored(2, s + 32, 256); _tile_stored(3, s + 48, 256);
+    }
+    _tile_release();
+    for (int i = 0; i < M * ATT_BK; i += 16)
+        _mm512_store_ps(S + i, _mm512_mul_ps(_mm512_load_ps(S + i), vc));
+}
+#undef ATT_S_STEP
+#endif
+#if ATT_AMX
+#define ATT_PV_COL(C, c) do { \
+        _tile_loadd(C, u + (c), us); \
+        _tile_loadd(6, Vt + 2 * (c), us); _tile_dpbf16ps(C, 4, 6); \
+        _tile_loadd(7, Vt + 32L * dp + 2 * (c), us); \
+        _tile_dpbf16ps(C, 5, 7); \
+        _tile_stored(C, u + (c), us); \
+    } while (0)
+static TAMX void att_pv_amx(float *U, const uint16_t *P,
+                            const uint16_t *Vt, const float *alpha,
+                            int M, int dp, float *l)
+{
+    long us = 4L * dp;
+    uint16_t ones[16 * 32] __attribute__((aligned(64)));
+    float z[16 * 16] __attribute__((aligned(64)));
+    for (int i = 0; i < 16 * 32; i += 32)
+        _mm512_store_si512((void *)(ones + i), _mm512_set1_epi16(0x3f80));
+    for (int r = 0; r < M; r++) {
+        __m512 a = _mm512_set1_ps(alpha[r]);
+        if (alpha[r] == 1.0f) continue; /* the product would be exact */
+        for (int i = 0; i < dp; i += 16)
+            _mm512_store_ps(U + (size_t)r * dp + i, _mm512_mul_ps(a,
+                _mm512_load_ps(U + (size_t)r * dp + i)));
+    }
+    for (int r0 = 0; r0 < M; r0 += 16) {
+        int mr = M - r0 < 16 ? M - r0 : 16, c = 0;
+        if (r0 == 0 || mr < 16) att_amx_config(mr, 0);
+        float *u = U + (size_t)r0 * dp;
+        _tile_loadd(4, P + (size_t)r0 * ATT_BK, 2 * ATT_BK);
+        _tile_loadd(5, P + (size_t)r0 * ATT_BK + 32, 2 * ATT_BK);
+        if (l) {
+            memset(z, 0, sizeof z);
+            for (int r = 0; r < mr; r++) z[16 * r] = l[r0 + r] * alpha[r0 + r];
+            _tile_loadd(0, z, 64);
+            _tile_loadd(6, ones, 64);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(0, 5, 6);
+            _tile_stored(0, z, 64);
+            for (int r = 0; r < mr; r++) l[r0 + r] = z[16 * r];
+        }
+        for (; c + 64 <= dp; c += 64) {
+            ATT_PV_COL(0, c); ATT_PV_COL(1, c + 16);
+            ATT_PV_COL(2, c + 32); ATT_PV_COL(3, c + 48);
+        }
+        if (c < dp) ATT_PV_COL(0, c);
+        if (c + 16 < dp) ATT_PV_COL(1, c + 16);
+        if (c + 32 < dp) ATT_PV_COL(2, c + 32);
+    }
+    _tile_release();
+}
+#undef ATT_PV_COL
+static TAMX void pv16_tile_amx(float *U, const uint16_t *P,
+                               const uint16_t *Vt, const float *alpha,
+                               int M, int dp)
+{
+    att_pv_amx(U, P, Vt, alpha, M, dp, NULL);
+}
+#endif
+#if ATT_AMX
+#include <cpuid.h>
+#include <sys/syscall.h>
+long syscall(long number, ...);
+static int att_amx_ok;
+static pthread_once_t att_amx_once = PTHREAD_ONCE_INIT;
+static void att_amx_init(void)
+{
+    unsigned a, b, c, d, lo, hi;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return;
+    if (!(d >> 22 & 1) || !(d >> 24 & 1)) return;
+    if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) return;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    att_amx_ok = (lo >> 17 & 3) == 3;
+}
+#endif
+#if ATT_AMX
+static TAMX void att_amx_dot1(float *z, const uint16_t *a,
+                              const uint16_t *b, int n)
+{
+    att_tilecfg c __attribute__((aligned(64)));
+    memset(&c, 0, sizeof c);
+    c.palette = 1;
+    c.rows[0] = 1; c.colsb[0] = 4;                   /* C: 1 x 1 */
+    c.rows[1] = 1; c.colsb[1] = (uint16_t)(2 * n);   /* A: 1 x n */
+    c.rows[2] = (uint8_t)(n / 2); c.colsb[2] = 4;    /* B: n/2 pairs */
+    _tile_loadconfig(&c);
+    _tile_loadd(0, z, 4);
+    _tile_loadd(1, a, 2 * n);
+    _tile_loadd(2, b, 4);
+    _tile_dpbf16ps(0, 1, 2);
+    _tile_stored(0, z, 4);
+    _tile_release();
+}
+#endif
 static uint32_t att_daz_pair(uint32_t w)
 {
     if (!(w & 0x7f800000u)) w &= 0x8000ffffu;
@@ -843,6 +996,24 @@ static TBF16 float att_dot_chains(long iters)
     for (int i = 1; i < 24; i++) a[0] = _mm512_add_ps(a[0], a[i]);
     return _mm512_reduce_add_ps(a[0]);
 }
+#if ATT_AMX
+static TAMX float att_amx_chains(long iters)
+{
+    static const uint16_t one[16 * 32] __attribute__((aligned(64)));
+    float out[16 * 16] __attribute__((aligned(64)));
+    att_amx_config(16, 0);
+    _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+    _tile_loadd(4, one, 64);
+    _tile_loadd(6, one, 64);
+    for (long it = 0; it < iters; it++) {
+        _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 6);
+        _tile_dpbf16ps(2, 4, 6); _tile_dpbf16ps(3, 4, 6);
+    }
+    _tile_stored(0, out, 64);
+    _tile_release();
+    return out[0];
+}
+#endif
 #define T256 __attribute__((target("avx2,fma")))
 static T256 ATT_INLINE __m256 exp2_256(__m256 x)
 {
@@ -1070,6 +1241,16 @@ void rope_exp2_vec(float *y, const float *x, int n, rope_simd s)
         y[i] = r[0];
     }
 }
+static int att_has_amx(void)
+{
+#if ATT_X86 && ATT_AMX
+    if (!rope_simd_available(ROPE_SIMD_AVX512)) return 0;
+    pthread_once(&att_amx_once, att_amx_init);
+    return att_amx_ok;
+#else
+    return 0;
+#endif
+}
 static int att_has_avx512bf16(void)
 {
 #if ATT_X86
@@ -1084,6 +1265,7 @@ static att_bf16_kernels att_bf16_pick(rope_simd s, const char *force)
     att_bf16_kernels k = { s16_tile_scalar, pv16_tile_scalar,
                            pair16_scalar, row16_scalar };
     int emul = force && !strcmp(force, "emulate");
+    int dpbf = force && !strcmp(force, "dpbf16");
     if (force && !strcmp(force, "scalar")) return k;
 #if ATT_X86
     if (s == ROPE_SIMD_AVX512 || emul) {
@@ -1094,10 +1276,17 @@ static att_bf16_kernels att_bf16_pick(rope_simd s, const char *force)
             k.s = s16_tile_bf16;
             k.pv = pv16_tile_bf16;
         }
+#if ATT_AMX
+        if (!emul && !dpbf && att_has_amx() && att_has_avx512bf16()) {
+            k.s = s16_tile_amx;
+            k.pv = pv16_tile_amx;
+        }
+#endif
     }
 #else
     (void)s; (void)emul;
 #endif
+    (void)dpbf;
     return k;
 }
 int rope_bf16_native(rope_simd s)
@@ -1113,6 +1302,28 @@ int rope_bf16_native(rope_simd s)
 }
 uint16_t rope_bf16_round(float x) { return att_bf16(x); }
 float rope_bf16_to_float(uint16_t h) { return att_bf16_f(h); }
+int rope_bf16_amx(rope_simd s)
+{
+    att_bf16_kernels k = att_bf16_pick(rope_simd_resolve(s),
+                                       getenv("ROPE_BF16"));
+#if ATT_X86 && ATT_AMX
+    return k.s == s16_tile_amx;
+#else
+    (void)k;
+    return 0;
+#endif
+}
+int rope_bf16_amx_dot(float *z, const uint16_t *a, const uint16_t *b,
+                      int n)
+{
+    if (n < 2 || n > 32 || n % 2 || !att_has_amx()) return 1;
+#if ATT_X86 && ATT_AMX
+    att_amx_dot1(z, a, b, n);
+#else
+    (void)z; (void)a; (void)b;
+#endif
+    return 0;
+}
 int rope_bf16_round_native(uint16_t *out, const float *x, int n)
 {
 #if ATT_X86
@@ -1163,6 +1374,30 @@ double rope_bf16_dot_peak(double seconds)
         double t = (double)(b.tv_sec - a.tv_sec)
                    + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
         double g = 2.0 * 32 * 24 * 1000000.0 / t / 1e9;
+        best = g > best && r == r ? g : best;
+        t1 = b;
+    } while ((double)(t1.tv_sec - t0.tv_sec)
+             + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) < seconds);
+#else
+    (void)seconds;
+#endif
+    return best;
+}
+double rope_bf16_amx_peak(double seconds)
+{
+    double best = 0;
+#if ATT_X86 && ATT_AMX
+    struct timespec t0, t1;
+    if (!att_has_amx()) return 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        float r = att_amx_chains(100000);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        double t = (double)(b.tv_sec - a.tv_sec)
+                   + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+        double g = 2.0 * 16 * 16 * 32 * 4 * 100000.0 / t / 1e9;
         best = g > best && r == r ? g : best;
         t1 = b;
     } while ((double)(t1.tv_sec - t0.tv_sec)
@@ -1336,10 +1571,20 @@ static void att_pack_tile_bf16(att_job *J, att_ws *w)
                     w->vt + (size_t)2 * q * dp,
                     w->vt + (size_t)(2 * q + 1) * dp, dp);
 }
+#if ATT_X86 && ATT_AMX
+static void att_tile_block_amx(att_job *J, att_ws *w, size_t at,
+                               const int *nv);
+#endif
 static void att_tile_block_bf16(att_job *J, att_ws *w, size_t at,
                                 const int *nv)
 {
     int M = J->M, dp = J->dp;
+#if ATT_X86 && ATT_AMX
+    if (J->k16.s == s16_tile_amx) {
+        att_tile_block_amx(J, w, at, nv);
+        return;
+    }
+#endif
     J->k16.s(w->S, w->Q16 + at * dp, w->Kt16, M, dp, J->qs16);
     memcpy(w->lsave, w->l + at, sizeof(float) * M);
     J->ker.sm(w->S, M, nv, w->m + at, w->l + at, w->alpha);
@@ -1350,6 +1595,28 @@ static void att_tile_block_bf16(att_job *J, att_ws *w, size_t at,
     }
     J->k16.pv(w->U + at * dp, w->P16, w->Vt16, w->alpha, M, dp);
 }
+#if ATT_X86 && ATT_AMX
+static TAMX void att_round_p_amx(uint16_t *P, const float *S, int M)
+{
+    for (int i = 0; i < M * ATT_BK; i += 32) {
+        __m512bh h = _mm512_cvtne2ps_pbh(_mm512_load_ps(S + i + 16),
+                                         _mm512_load_ps(S + i));
+        _mm512_store_si512((void *)(P + i), (__m512i)h);
+    }
+}
+static void att_tile_block_amx(att_job *J, att_ws *w, size_t at,
+                               const int *nv)
+{
+    int M = J->M, dp = J->dp;
+    s16_tile_amx(w->S, w->Q16 + at * dp, w->Kt16, M, dp, J->qs16);
+    memcpy(w->lsave, w->l + at, sizeof(float) * M);
+    J->ker.sm(w->S, M, nv, w->m + at, w->l + at, w->alpha);
+    att_round_p_amx(w->P16, w->S, M);
+    memcpy(w->l + at, w->lsave, sizeof(float) * M);
+    att_pv_amx(w->U + at * dp, w->P16, w->Vt16, w->alpha, M, dp,
+               w->l + at);
+}
+#endif
 static void att_pack_tile(att_job *J, att_ws *w, long bg, int t)
 {
     const rope_attention_params *p = J->p;

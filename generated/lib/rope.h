@@ -323,6 +323,10 @@ float rope_bf16_to_float(uint16_t h);
 int rope_bf16_round_native(uint16_t *out, const float *x, int n);
 int rope_bf16_dot(float *z, const uint32_t *a, const uint32_t *b,
                   int n, int how);
+int rope_bf16_amx(rope_simd s);
+int rope_bf16_amx_dot(float *z, const uint16_t *a, const uint16_t *b,
+                      int n);
+double rope_bf16_amx_peak(double seconds);
 double rope_bf16_dot_peak(double seconds);
 double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
                              double vmax);

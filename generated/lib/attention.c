@@ -1324,6 +1324,83 @@ int rope_bf16_amx_dot(float *z, const uint16_t *a, const uint16_t *b,
 #endif
     return 0;
 }
+static double att_amx_rand(uint64_t *st)
+{
+    *st = *st * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*st >> 11) * 0x1p-53;
+}
+static uint16_t att_amx_operand(uint64_t *st, int emax)
+{
+    double m = 1 + att_amx_rand(st);
+    int e = (int)(att_amx_rand(st) * (2 * emax + 1)) - emax;
+    return att_bf16((float)ldexp(att_amx_rand(st) < 0.5 ? -m : m, e));
+}
+double rope_bf16_amx_error(long lanes, uint64_t seed)
+{
+    double worst = 0;
+    if (!att_has_amx()) return -1;
+    for (long i = 0; i < lanes; i++) {
+        uint16_t a[32], b[32];
+        int n = i % 2 ? 16 : 32, kind = (int)(i % 3), emax = kind == 2 ? 30 : 12;
+        double sum = 0, mag = 0;
+        for (int k = 0; k < n; k++) {
+            a[k] = att_amx_operand(&seed, emax / 2);
+            b[k] = att_amx_operand(&seed, emax / 2);
+            double p = (double)att_bf16_f(a[k]) * att_bf16_f(b[k]);
+            sum += p;
+            mag += fabs(p);
+        }
+        float z = kind == 1 ? -(float)sum
+                            : att_bf16_f(att_amx_operand(&seed, emax));
+        float r = z;
+        rope_bf16_amx_dot(&r, a, b, n);
+        double e = fabs((double)r - ((double)z + sum));
+        worst = fmax(worst, e / (ldexp(1, -24) * (fabs(z) + mag)));
+    }
+    return worst;
+}
+int rope_bf16_amx_probe(int which, double *got, double *want,
+                        double *mag)
+{
+    uint16_t a[32] = {0}, b[32] = {0};
+    float z = which == 2 ? -1.0f : which == 3 ? 0.0f : 1.0f;
+    switch (which) {
+    case 0: /* sixteen products 2^-25 */
+        for (int k = 0; k < 32; k += 2) {
+            a[k] = att_bf16(0x1p-13f);
+            b[k] = att_bf16(0x1p-12f);
+        }
+        break;
+    case 1: /* one pair (2^-24, 2^-26) */
+        a[0] = b[0] = att_bf16(0x1p-12f);
+        a[1] = b[1] = att_bf16(0x1p-13f);
+        break;
+    case 2: /* one pair (1, 3 * 2^-25) */
+        a[0] = b[0] = att_bf16(1.0f);
+        a[1] = att_bf16(0x3p-13f);
+        b[1] = att_bf16(0x1p-12f);
+        break;
+    case 3: /* pairs (1, -1) and (2^-30, 0) */
+        a[0] = b[0] = b[1] = att_bf16(1.0f);
+        a[1] = att_bf16(-1.0f);
+        a[2] = b[2] = att_bf16(0x1p-15f);
+        break;
+    default:
+        return 1;
+    }
+    float r = z;
+    double s = 0, m = fabs(z);
+    for (int k = 0; k < 32; k++) {
+        double p = (double)att_bf16_f(a[k]) * att_bf16_f(b[k]);
+        s += p;
+        m += fabs(p);
+    }
+    if (rope_bf16_amx_dot(&r, a, b, 32)) return 1;
+    *got = r;
+    *want = z + s;
+    *mag = m;
+    return 0;
+}
 int rope_bf16_round_native(uint16_t *out, const float *x, int n)
 {
 #if ATT_X86

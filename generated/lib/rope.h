@@ -327,6 +327,9 @@ int rope_bf16_amx(rope_simd s);
 int rope_bf16_amx_dot(float *z, const uint16_t *a, const uint16_t *b,
                       int n);
 double rope_bf16_amx_peak(double seconds);
+double rope_bf16_amx_error(long lanes, uint64_t seed);
+int rope_bf16_amx_probe(int which, double *got, double *want,
+                        double *mag);
 double rope_bf16_dot_peak(double seconds);
 double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
                              double vmax);

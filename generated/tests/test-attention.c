@@ -267,7 +267,10 @@ START_TEST(test_attention_bf16_native_equals_emulation)
         a.p.simd = ROPE_SIMD_AVX512;
         float *o1 = malloc(sizeof(float) * a.nq);
         float *o2 = malloc(sizeof(float) * a.nq);
+        setenv("ROPE_BF16", "dpbf16", 1);
+        ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 0);
         ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
+        unsetenv("ROPE_BF16");
         for (int h = 0; h < 2; h++) {
             setenv("ROPE_BF16", how[h], 1);
             ck_assert_int_eq(rope_bf16_native(ROPE_SIMD_AVX512), 0);
@@ -335,6 +338,26 @@ START_TEST(test_attention_bf16_cache_and_bad_dtype)
     ck_assert_int_eq(rope_attention(full, a.q, a.k, a.v, &a.p), 1);
     ck_assert_int_eq(rope_attention_naive(full, a.q, a.k, a.v, &a.p), 1);
     free(full); free(viac); att_free(&a);
+}
+END_TEST
+START_TEST(test_attention_bf16_amx_arithmetic)
+{
+    double u = ldexp(1, -24), worst = rope_bf16_amx_error(60000, 99);
+    if (worst < 0) {
+        ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AUTO), 0);
+        return; /* no AMX here */
+    }
+    ck_assert_msg(worst <= 16 / (1 - 16 * u), "error %g u", worst);
+    for (int pr = 0; pr < 4; pr++) {
+        double got, want, mag;
+        ck_assert_int_eq(rope_bf16_amx_probe(pr, &got, &want, &mag), 0);
+        ck_assert(fabs(got - want) <= 32 * u / (1 - 32 * u) * mag);
+    }
+    setenv("ROPE_BF16", "dpbf16", 1);
+    ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 0);
+    unsetenv("ROPE_BF16");
+    ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 1);
+    ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX2), 0);
 }
 END_TEST
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -1271,6 +1294,7 @@ Suite *attention_suite(void)
     Suite *s = suite_create("chapter 5: attention");
     TCase *tc = tcase_create("attention");
     tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_attention_bf16_amx_arithmetic);
     tcase_add_test(tc, test_attention_bf16_emulation_is_exact);
     tcase_add_loop_test(tc, test_attention_bf16_within_the_bound, 0, 30);
     tcase_add_test(tc, test_attention_bf16_native_equals_emulation);

@@ -61,6 +61,12 @@ static void bench_caches(void)
     }
     printf("\n");
 }
+static const char *bench_bf16_unit(void)
+{
+    rope_simd s = rope_simd_resolve(ROPE_SIMD_AUTO);
+    return rope_bf16_amx(s) ? "AMX (tdpbf16ps)"
+           : rope_bf16_native(s) ? "vdpbf16ps" : "an emulation";
+}
 static void bench_peaks(double *p1, double *p2, const char *when)
 {
     bench_progress("FMA peak %s the rows", when);
@@ -304,7 +310,8 @@ int main(int argc, char **argv)
                    1e3 * fo[0], 1e3 * fo[1], 1e3 * fo[2], fo[0] / fc[0]);
         printf(" (%d processes each)\n", BENCH_FRESH);
     }
-    printf("\nbf16 prefill, n=4096, 1 thread, interleaved with float32\n");
+    printf("\nbf16 prefill, n=4096, 1 thread, interleaved with float32; "
+           "products by %s\n", bench_bf16_unit());
     for (int j = 0; j < 2; j++) {
         if (bf_code[j])
             printf("  d=%2d bf16 path not available (code %d)\n", ds[j],

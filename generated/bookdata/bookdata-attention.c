@@ -10,6 +10,39 @@
 #include "bookdata.h"
 #include "bench-harness.h"
 
+static void att_book_pow2(char *out, size_t n, double s, double x)
+{
+    double d = x - s;
+    int e = d != 0 ? ilogb(d) : 0;
+    double m = ldexp(fabs(d), -e);
+    char pw[48];
+    if (m == 1) snprintf(pw, sizeof pw, "2^{%d}", e);
+    else snprintf(pw, sizeof pw, "%g\\cdot 2^{%d}", m, e);
+    if (d == 0) snprintf(out, n, "$%g$", s);
+    else if (s == 0) snprintf(out, n, "$%s%s$", d < 0 ? "-" : "", pw);
+    else snprintf(out, n, "$%g %s %s$", s, d < 0 ? "-" : "+", pw);
+}
+static int att_book_differ(double *share)
+{
+    bench_row r = {.n = 1000, .kv = 1000, .d = 64, .threads = 1,
+                   .causal = 1, .reps = 1};
+    float *b[6] = {0};
+    rope_attention_params p;
+    size_t n = (size_t)1000 * 8 * 64, diff = 0;
+    float *o = malloc(sizeof(float) * n);
+    if (!o || bench_setup(&r, &p, b)) return 1;
+    p.freqs_cos = b[4]; p.freqs_sin = b[5];
+    p.kv_dtype = ROPE_DTYPE_BF16;
+    int e = rope_attention(o, b[0], b[1], b[2], &p);
+    setenv("ROPE_BF16", "dpbf16", 1);
+    e = e || rope_attention(b[3], b[0], b[1], b[2], &p);
+    unsetenv("ROPE_BF16");
+    for (size_t i = 0; !e && i < n; i++) diff += o[i] != b[3][i];
+    *share = (double)diff / (double)n;
+    for (int i = 0; i < 6; i++) free(b[i]);
+    free(o);
+    return e;
+}
 static double att_book_now(void)
 {
     struct timespec t;
@@ -487,8 +520,39 @@ int bookdata_attention(const char *dir)
             dot1 = fmax(dot1, rope_bf16_dot_peak(0.1));
         }
         bd_def(f, "attention-bf16-native", "%s",
-               rope_bf16_native(ROPE_SIMD_AUTO) ? "with \\texttt{vdpbf16ps}"
-                                                : "emulated");
+               rope_bf16_amx(ROPE_SIMD_AUTO)
+               ? "on the AMX tiles (\\texttt{tdpbf16ps})"
+               : rope_bf16_native(ROPE_SIMD_AUTO) ? "with \\texttt{vdpbf16ps}"
+                                                  : "emulated");
+        if (rope_bf16_amx(ROPE_SIMD_AUTO)) {
+            double amx1 = 0, fmaa = 0, differ;
+            static const double start[4] = {1, 1, -1, 0};
+            for (int k = 0; k < 3; k++) {
+                fmaa = fmax(fmaa, rope_fma_peak(ROPE_SIMD_AUTO, 1, 0.1));
+                amx1 = fmax(amx1, rope_bf16_amx_peak(0.1));
+            }
+            bd_def(f, "attention-amx-peak", "%.0f", amx1);
+            bd_def(f, "attention-amx-peak-ratio", "%.0f", amx1 / fmaa);
+            bd_def(f, "attention-amx-ulps", "%.1f",
+                   rope_bf16_amx_error(60000, 99));
+            for (int k = 0; k < 4; k++) {
+                double got, want, mag;
+                char name[64], val[96];
+                if (rope_bf16_amx_probe(k, &got, &want, &mag)) return 1;
+                att_book_pow2(val, sizeof val, start[k], got);
+                snprintf(name, sizeof name, "attention-amx-probe-%d", k);
+                bd_def(f, name, "%s", val);
+            }
+            if (att_book_differ(&differ)) return 1;
+            bd_def(f, "attention-amx-differ", "%.0f\\%%", 100 * differ);
+        } else {
+            static const char *const names[] = {
+                "attention-amx-peak", "attention-amx-peak-ratio",
+                "attention-amx-ulps", "attention-amx-probe-0",
+                "attention-amx-probe-1", "attention-amx-probe-2",
+                "attention-amx-probe-3", "attention-amx-differ"};
+            for (int k = 0; k < 8; k++) bd_def(f, names[k], "%s", "--");
+        }
         bd_def(f, "attention-bf16-dot", "%.0f", dot1);
         bd_def(f, "attention-bf16-fma", "%.0f", fma1);
         bd_def(f, "attention-bf16-dot-ratio", "%.2f",
@@ -502,6 +566,8 @@ int bookdata_attention(const char *dir)
             char name[64];
             if (bench_setup(&r, &p, b)) return 1;
             p.freqs_cos = b[4]; p.freqs_sin = b[5];
+            int amx = rope_bf16_amx(ROPE_SIMD_AUTO);
+            double rdp[3] = {0, 0, 0};
             for (int k = 0; k < 3; k++) {
                 double t0 = att_book_now();
                 p.kv_dtype = ROPE_DTYPE_F32;
@@ -513,9 +579,19 @@ int bookdata_attention(const char *dir)
                 ratio[k] = (t1 - t0) / (t2 - t1);
                 gf[k] = fl / (t1 - t0) / 1e9;
                 gb[k] = fl / (t2 - t1) / 1e9;
+                if (amx) {
+                    setenv("ROPE_BF16", "dpbf16", 1);
+                    int e = rope_attention(b[3], b[0], b[1], b[2], &p);
+                    unsetenv("ROPE_BF16");
+                    if (e) return 1;
+                    rdp[k] = (t1 - t0) / (att_book_now() - t2);
+                }
             }
             snprintf(name, sizeof name, "attention-bf16-ratio-%d", r.d);
             bd_def(f, name, "%.2f", att_book_median3(ratio));
+            snprintf(name, sizeof name, "attention-bf16-dpratio-%d", r.d);
+            if (amx) bd_def(f, name, "%.2f", att_book_median3(rdp));
+            else bd_def(f, name, "%s", "--");
             snprintf(name, sizeof name, "attention-bf16-gflops-%d", r.d);
             bd_def(f, name, "%.0f", att_book_median3(gb));
             snprintf(name, sizeof name, "attention-f32-gflops-%d", r.d);

@@ -526,7 +526,7 @@ int bookdata_attention(const char *dir)
                                                   : "emulated");
         if (rope_bf16_amx(ROPE_SIMD_AUTO)) {
             double amx1 = 0, fmaa = 0, differ;
-            static const double start[4] = {1, 1, -1, 0};
+            static const double start[4] = {1, 1, 0, 0};
             for (int k = 0; k < 3; k++) {
                 fmaa = fmax(fmaa, rope_fma_peak(ROPE_SIMD_AUTO, 1, 0.1));
                 amx1 = fmax(amx1, rope_bf16_amx_peak(0.1));

@@ -944,9 +944,12 @@ static TAMX void att_amx_dot1(float *z, const uint16_t *a,
     att_tilecfg c __attribute__((aligned(64)));
     memset(&c, 0, sizeof c);
     c.palette = 1;
-    c.rows[0] = 1; c.colsb[0] = 4;                   /* C: 1 x 1 */
-    c.rows[1] = 1; c.colsb[1] = (uint16_t)(2 * n);   /* A: 1 x n */
-    c.rows[2] = (uint8_t)(n / 2); c.colsb[2] = 4;    /* B: n/2 pairs */
+    c.rows[0] = 1; /* C: 1 x 1 */
+    c.colsb[0] = 4;
+    c.rows[1] = 1; /* A: 1 x n */
+    c.colsb[1] = (uint16_t)(2 * n);
+    c.rows[2] = (uint8_t)(n / 2); /* B: n/2 pairs */
+    c.colsb[2] = 4;
     _tile_loadconfig(&c);
     _tile_loadd(0, z, 4);
     _tile_loadd(1, a, 2 * n);

@@ -585,13 +585,14 @@ int bookdata_attention(const char *dir)
                     unsetenv("ROPE_BF16");
                     if (e) return 1;
                     rdp[k] = (t1 - t0) / (att_book_now() - t2);
+                } else {
+                    rdp[k] = ratio[k]; /* the default kernels are those */
                 }
             }
             snprintf(name, sizeof name, "attention-bf16-ratio-%d", r.d);
             bd_def(f, name, "%.2f", att_book_median3(ratio));
             snprintf(name, sizeof name, "attention-bf16-dpratio-%d", r.d);
-            if (amx) bd_def(f, name, "%.2f", att_book_median3(rdp));
-            else bd_def(f, name, "%s", "--");
+            bd_def(f, name, "%.2f", att_book_median3(rdp));
             snprintf(name, sizeof name, "attention-bf16-gflops-%d", r.d);
             bd_def(f, name, "%.0f", att_book_median3(gb));
             snprintf(name, sizeof name, "attention-f32-gflops-%d", r.d);

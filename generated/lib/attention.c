@@ -93,8 +93,13 @@ typedef void (*att_rot_fn)(float *restrict out,
                            const float *restrict c,
                            const float *restrict s, int d,
                            rope_pairing pr);
+typedef void (*att_st_fn)(float *S, const float *Q, const float *Kt,
+                          const float *V, float *U, int M, int dp,
+                          const int *nvalid, float *m, float *l,
+                          float *alpha);
 typedef struct {
     att_s_fn s; att_sm_fn sm; att_pv_fn pv; att_rot_fn rot;
+    att_st_fn st; /* the three in one step, or NULL */
 } att_kernels;
 static uint16_t att_bf16(float x)
 {
@@ -343,38 +348,42 @@ static float row16_scalar(uint16_t *out, const float *x, int n)
 #if ATT_X86
 #define T512 __attribute__((target("avx512f,fma")))
 #define ATT_INLINE __attribute__((always_inline)) inline
-static T512 void s_tile_512(float *S, const float *Q, const float *Kt,
-                            int M, int dp)
+static T512 ATT_INLINE void s_cols_512(float *S, const float *Q,
+                                       const float *Kt, int M, int dp,
+                                       const int NC)
 {
     for (int r = 0; r < M; r += 4) {
         __m512 acc[4][4];
         #pragma GCC unroll 4
         for (int a = 0; a < 4; a++)
         #pragma GCC unroll 4
-            for (int c = 0; c < 4; c++) acc[a][c] = _mm512_setzero_ps();
+            for (int c = 0; c < NC; c++) acc[a][c] = _mm512_setzero_ps();
         const float *q = Q + (size_t)r * dp;
         for (int i = 0; i < dp; i++) {
             const float *kr = Kt + (size_t)i * ATT_BK;
-            __m512 k0 = _mm512_load_ps(kr);
-            __m512 k1 = _mm512_load_ps(kr + 16);
-            __m512 k2 = _mm512_load_ps(kr + 32);
-            __m512 k3 = _mm512_load_ps(kr + 48);
+            __m512 k[4];
+#pragma GCC unroll 4
+            for (int c = 0; c < NC; c++) k[c] = _mm512_load_ps(kr + 16 * c);
 #pragma GCC unroll 4
             for (int a = 0; a < 4; a++) {
                 __m512 b = _mm512_set1_ps(q[(size_t)a * dp + i]);
-                acc[a][0] = _mm512_fmadd_ps(b, k0, acc[a][0]);
-                acc[a][1] = _mm512_fmadd_ps(b, k1, acc[a][1]);
-                acc[a][2] = _mm512_fmadd_ps(b, k2, acc[a][2]);
-                acc[a][3] = _mm512_fmadd_ps(b, k3, acc[a][3]);
+#pragma GCC unroll 4
+                for (int c = 0; c < NC; c++)
+                    acc[a][c] = _mm512_fmadd_ps(b, k[c], acc[a][c]);
             }
         }
         #pragma GCC unroll 4
         for (int a = 0; a < 4; a++)
         #pragma GCC unroll 4
-            for (int c = 0; c < 4; c++)
+            for (int c = 0; c < NC; c++)
                 _mm512_store_ps(S + (size_t)(r + a) * ATT_BK + 16 * c,
                                 acc[a][c]);
     }
+}
+static T512 void s_tile_512(float *S, const float *Q, const float *Kt,
+                            int M, int dp)
+{
+    s_cols_512(S, Q, Kt, M, dp, 4);
 }
 static T512 ATT_INLINE __m512 exp2_512(__m512 x)
 {
@@ -433,8 +442,9 @@ static T512 ATT_INLINE __m512 att_fold16(const __m512 *x, int add)
                   _mm512_shuffle_ps(u[0], u[1], 0xDD));
 #undef ATT_OP
 }
-static T512 void sm_tile_512(float *S, int M, const int *nvalid,
-                             float *m, float *l, float *alpha)
+static T512 ATT_INLINE void sm_cols_512(float *S, int M,
+                                        const int *nvalid, float *m,
+                                        float *l, float *alpha, int nc)
 {
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
     for (int r0 = 0; r0 < M; r0 += 16) {
@@ -486,6 +496,7 @@ static T512 void sm_tile_512(float *S, int M, const int *nvalid,
                 __m512 vm = _mm512_set1_ps(mnv[a]);
         #pragma GCC unroll 4
                 for (int c = 0; c < 4; c++) {
+                    if (c >= nc) break;
                     __m512 e = exp2_512(_mm512_sub_ps(v[c], vm));
                     e = _mm512_maskz_mov_ps(k[c], e);
                     _mm512_store_ps(x + 16 * c, e);
@@ -500,9 +511,14 @@ static T512 void sm_tile_512(float *S, int M, const int *nvalid,
         _mm512_mask_storeu_ps(m + r0, rows, mn);
     }
 }
+static T512 void sm_tile_512(float *S, int M, const int *nvalid,
+                             float *m, float *l, float *alpha)
+{
+    sm_cols_512(S, M, nvalid, m, l, alpha, 4);
+}
 static T512 ATT_INLINE void pv_block_512(
     float *U, const float *P, const float *V, const float *alpha,
-    int dp, int r, int c0, const int R, const int NV)
+    int dp, int r, int c0, const int R, const int NV, int nk)
 {
     __m512 acc[4][6];
     #pragma GCC unroll 4
@@ -513,7 +529,7 @@ static T512 ATT_INLINE void pv_block_512(
         for (int c = 0; c < NV; c++)
             acc[a][c] = _mm512_mul_ps(al, _mm512_load_ps(u + 16 * c));
     }
-    for (int kk = 0; kk < ATT_BK; kk++) {
+    for (int kk = 0; kk < nk; kk++) {
         const float *vr = V + (size_t)kk * dp + c0;
         __m512 vv[6];
 #pragma GCC unroll 6
@@ -534,10 +550,12 @@ static T512 ATT_INLINE void pv_block_512(
             _mm512_store_ps(U + (size_t)(r + a) * dp + c0 + 16 * c,
                             acc[a][c]);
 }
-static T512 void pv_tile_512(float *U, const float *P, const float *V,
-                             const float *alpha, int M, int dp)
+static T512 ATT_INLINE void pv_keys_512(float *U, const float *P,
+                                        const float *V,
+                                        const float *alpha, int M, int dp,
+                                        int nk)
 {
-#define ATT_PV(NV) pv_block_512(U, P, V, alpha, dp, r, c0, 4, NV)
+#define ATT_PV(NV) pv_block_512(U, P, V, alpha, dp, r, c0, 4, NV, nk)
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
         for (int r = 0; r < M; r += 4) {
@@ -554,6 +572,31 @@ static T512 void pv_tile_512(float *U, const float *P, const float *V,
         nv -= w;
     }
 #undef ATT_PV
+}
+static T512 void pv_tile_512(float *U, const float *P, const float *V,
+                             const float *alpha, int M, int dp)
+{
+    pv_keys_512(U, P, V, alpha, M, dp, ATT_BK);
+}
+static T512 void st_tile_512(float *S, const float *Q, const float *Kt,
+                             const float *V, float *U, int M, int dp,
+                             const int *nvalid, float *m, float *l,
+                             float *alpha)
+{
+    int nc = 4;
+    if (nvalid) {
+        int mx = 0;
+        for (int r = 0; r < M; r++) mx = nvalid[r] > mx ? nvalid[r] : mx;
+        nc = mx < 16 ? 1 : (mx + 15) / 16;
+    }
+    switch (nc) {
+    case 1: s_cols_512(S, Q, Kt, M, dp, 1); break;
+    case 2: s_cols_512(S, Q, Kt, M, dp, 2); break;
+    case 3: s_cols_512(S, Q, Kt, M, dp, 3); break;
+    default: s_cols_512(S, Q, Kt, M, dp, 4);
+    }
+    sm_cols_512(S, M, nvalid, m, l, alpha, nc);
+    pv_keys_512(U, S, V, alpha, M, dp, 16 * nc);
 }
 static T512 void att_exp2_16(float *y, const float *x)
 {
@@ -1042,14 +1085,14 @@ rope_simd rope_simd_resolve(rope_simd want)
 static att_kernels att_pick(rope_simd s)
 {
     att_kernels k = { s_tile_scalar, sm_tile_scalar, pv_tile_scalar,
-                      att_rotate_row };
+                      att_rotate_row, NULL };
 #if ATT_X86
     if (s == ROPE_SIMD_AVX512)
         k = (att_kernels){ s_tile_512, sm_tile_512, pv_tile_512,
-                           att_rotate_row_512 };
+                           att_rotate_row_512, st_tile_512 };
     else if (s == ROPE_SIMD_AVX2)
         k = (att_kernels){ s_tile_256, sm_tile_256, pv_tile_256,
-                           att_rotate_row };
+                           att_rotate_row, NULL };
 #else
     (void)s;
 #endif
@@ -1425,6 +1468,11 @@ static void att_tile_block(att_job *J, att_ws *w, int kb, int q0,
         nv = w->nvalid;
     }
     if (J->bf16) { att_tile_block_bf16(J, w, at, nv); return; }
+    if (J->ker.st) {
+        J->ker.st(w->S, w->Q + at * dp, w->kt, w->vt, w->U + at * dp, M,
+                  dp, nv, w->m + at, w->l + at, w->alpha);
+        return;
+    }
     J->ker.s(w->S, w->Q + at * dp, w->kt, M, dp);
     J->ker.sm(w->S, M, nv, w->m + at, w->l + at, w->alpha);
     J->ker.pv(w->U + at * dp, w->S, w->vt, w->alpha, M, dp);

@@ -22,7 +22,11 @@
 #define ATT_IB ROPE_ATTENTION_ITEM_BLOCKS
 #define ATT_MIB ((size_t)1 << 20)
 #define ATT_LN2 0.693147180559945309
-static const float att_exp2_c[8] = {
+static const float att_exp2_c[7] = {
+    1.0f, 0x1.62e432p-1f, 0x1.ebfbe2p-3f, 0x1.c6ae72p-5f,
+    0x1.3b270ep-7f, 0x1.5f7276p-10f, 0x1.470b4ap-13f
+};
+static const float att_exp2_t[8] = {
     1.0f, (float)ATT_LN2,
     (float)(ATT_LN2 * ATT_LN2 / 2),
     (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 / 6),
@@ -33,6 +37,8 @@ static const float att_exp2_c[8] = {
     (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2
             * ATT_LN2 * ATT_LN2 / 5040)
 };
+typedef struct { int step, taylor, ib, pack16; } att_tuning;
+static att_tuning att_tune = { 1, 0, ATT_IB, 1 };
 /* rotate x [1, len, heads, d] in place from table row pos0 */
 static int att_rotate_tensor(float *x, int len, int heads, int d,
                              long pos0, const rope_attention_params *p)
@@ -97,9 +103,13 @@ typedef void (*att_st_fn)(float *S, const float *Q, const float *Kt,
                           const float *V, float *U, int M, int dp,
                           const int *nvalid, float *m, float *l,
                           float *alpha);
+typedef int (*att_kt_fn)(float *Kt, float *Vt, const float *k,
+                         const float *v, size_t ks, const float *c,
+                         const float *s, int d, int dp, rope_pairing pr);
 typedef struct {
     att_s_fn s; att_sm_fn sm; att_pv_fn pv; att_rot_fn rot;
     att_st_fn st; /* the three in one step, or NULL */
+    att_kt_fn kt; /* pack sixteen keys, or NULL */
 } att_kernels;
 static uint16_t att_bf16(float x)
 {
@@ -385,17 +395,22 @@ static T512 void s_tile_512(float *S, const float *Q, const float *Kt,
 {
     s_cols_512(S, Q, Kt, M, dp, 4);
 }
-static T512 ATT_INLINE __m512 exp2_512(__m512 x)
+static T512 ATT_INLINE __m512 exp2_poly_512(__mmask16 k, __m512 x,
+                                            const float *c, const int deg)
 {
     x = _mm512_max_ps(x, _mm512_set1_ps(-150.0f));
     __m512 n = _mm512_roundscale_ps(
         x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 f = _mm512_sub_ps(x, n);
-    __m512 p = _mm512_set1_ps(att_exp2_c[7]);
+    __m512 p = _mm512_set1_ps(c[deg]);
 #pragma GCC unroll 7
-    for (int k = 6; k >= 0; k--)
-        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(att_exp2_c[k]));
-    return _mm512_scalef_ps(p, n);
+    for (int j = deg - 1; j >= 0; j--)
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(c[j]));
+    return _mm512_maskz_scalef_ps(k, p, n);
+}
+static T512 ATT_INLINE __m512 exp2_512(__m512 x)
+{
+    return exp2_poly_512(0xFFFF, x, att_exp2_c, 6);
 }
 static T512 void att_rotate_row_512(float *restrict out,
                                     const float *restrict x,
@@ -444,8 +459,10 @@ static T512 ATT_INLINE __m512 att_fold16(const __m512 *x, int add)
 }
 static T512 ATT_INLINE void sm_cols_512(float *S, int M,
                                         const int *nvalid, float *m,
-                                        float *l, float *alpha, int nc)
+                                        float *l, float *alpha, int nc,
+                                        const int deg)
 {
+    const float *ec = deg == 6 ? att_exp2_c : att_exp2_t;
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
     for (int r0 = 0; r0 < M; r0 += 16) {
         int nr = M - r0 < 16 ? M - r0 : 16;
@@ -473,8 +490,9 @@ static T512 ATT_INLINE void sm_cols_512(float *S, int M,
         __m512 mo = _mm512_mask_loadu_ps(ninf, rows, m + r0);
         __m512 mn = _mm512_max_ps(mo, att_fold16(part, 0));
         __mmask16 live = _mm512_cmp_ps_mask(mn, ninf, _CMP_NEQ_OQ);
-        __m512 al = _mm512_mask_blend_ps(live, _mm512_set1_ps(1.0f),
-                                         exp2_512(_mm512_sub_ps(mo, mn)));
+        __m512 al = _mm512_mask_blend_ps(
+            live, _mm512_set1_ps(1.0f),
+            exp2_poly_512(0xFFFF, _mm512_sub_ps(mo, mn), ec, deg));
         _mm512_mask_storeu_ps(alpha + r0, rows, al);
         _mm512_storeu_ps(mnv, mn);
         for (int a = 0; a < 16; a++) {
@@ -497,8 +515,8 @@ static T512 ATT_INLINE void sm_cols_512(float *S, int M,
         #pragma GCC unroll 4
                 for (int c = 0; c < 4; c++) {
                     if (c >= nc) break;
-                    __m512 e = exp2_512(_mm512_sub_ps(v[c], vm));
-                    e = _mm512_maskz_mov_ps(k[c], e);
+                    __m512 e = exp2_poly_512(k[c], _mm512_sub_ps(v[c], vm), ec,
+                                             deg);
                     _mm512_store_ps(x + 16 * c, e);
                     sum = _mm512_add_ps(sum, e);
                 }
@@ -514,7 +532,7 @@ static T512 ATT_INLINE void sm_cols_512(float *S, int M,
 static T512 void sm_tile_512(float *S, int M, const int *nvalid,
                              float *m, float *l, float *alpha)
 {
-    sm_cols_512(S, M, nvalid, m, l, alpha, 4);
+    sm_cols_512(S, M, nvalid, m, l, alpha, 4, 6);
 }
 static T512 ATT_INLINE void pv_block_512(
     float *U, const float *P, const float *V, const float *alpha,
@@ -595,8 +613,77 @@ static T512 void st_tile_512(float *S, const float *Q, const float *Kt,
     case 3: s_cols_512(S, Q, Kt, M, dp, 3); break;
     default: s_cols_512(S, Q, Kt, M, dp, 4);
     }
-    sm_cols_512(S, M, nvalid, m, l, alpha, nc);
+    if (att_tune.taylor) sm_cols_512(S, M, nvalid, m, l, alpha, nc, 7);
+    else sm_cols_512(S, M, nvalid, m, l, alpha, nc, 6);
     pv_keys_512(U, S, V, alpha, M, dp, 16 * nc);
+}
+static T512 ATT_INLINE void att_transpose16(__m512 *r)
+{
+    __m512 a[16], b[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) {
+        a[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        b[4 * i] = _mm512_shuffle_ps(a[4 * i], a[4 * i + 2], 0x44);
+        b[4 * i + 1] = _mm512_shuffle_ps(a[4 * i], a[4 * i + 2], 0xEE);
+        b[4 * i + 2] = _mm512_shuffle_ps(a[4 * i + 1], a[4 * i + 3], 0x44);
+        b[4 * i + 3] = _mm512_shuffle_ps(a[4 * i + 1], a[4 * i + 3], 0xEE);
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++) {
+        __m512 c0 = _mm512_shuffle_f32x4(b[q], b[4 + q], 0x88);
+        __m512 c1 = _mm512_shuffle_f32x4(b[q], b[4 + q], 0xDD);
+        __m512 d0 = _mm512_shuffle_f32x4(b[8 + q], b[12 + q], 0x88);
+        __m512 d1 = _mm512_shuffle_f32x4(b[8 + q], b[12 + q], 0xDD);
+        r[q] = _mm512_shuffle_f32x4(c0, d0, 0x88);
+        r[4 + q] = _mm512_shuffle_f32x4(c1, d1, 0x88);
+        r[8 + q] = _mm512_shuffle_f32x4(c0, d0, 0xDD);
+        r[12 + q] = _mm512_shuffle_f32x4(c1, d1, 0xDD);
+    }
+}
+static T512 int att_kt16_512(float *Kt, float *Vt, const float *k,
+                             const float *v, size_t ks, const float *c,
+                             const float *s, int d, int dp,
+                             rope_pairing pr)
+{
+    int h = d / 2;
+    if (d % 16 || (c && (pr != ROPE_PAIRING_HALF || h % 16))) return 0;
+    const __m512i sign = _mm512_set1_epi32(INT32_MIN);
+    for (int i = 0; i < d; i += 16) {
+        __m512 r[16];
+        for (int j = 0; j < 16; j++) {
+            const float *x = k + j * ks;
+            const float *cj = c ? c + (size_t)j * d : NULL;
+            const float *sj = c ? s + (size_t)j * d : NULL;
+            if (!c) {
+                r[j] = _mm512_loadu_ps(x + i);
+            } else if (i < h) {
+                __m512 n1 = _mm512_castsi512_ps(_mm512_xor_si512(
+                    _mm512_castps_si512(_mm512_loadu_ps(x + i + h)), sign));
+                r[j] = _mm512_add_ps(
+                    _mm512_mul_ps(_mm512_loadu_ps(x + i),
+                                  _mm512_loadu_ps(cj + i)),
+                    _mm512_mul_ps(n1, _mm512_loadu_ps(sj + i)));
+            } else {
+                r[j] = _mm512_add_ps(
+                    _mm512_mul_ps(_mm512_loadu_ps(x + i),
+                                  _mm512_loadu_ps(cj + i)),
+                    _mm512_mul_ps(_mm512_loadu_ps(x + i - h),
+                                  _mm512_loadu_ps(sj + i)));
+            }
+        }
+        att_transpose16(r);
+        for (int j = 0; j < 16; j++)
+            _mm512_storeu_ps(Kt + (size_t)(i + j) * ATT_BK, r[j]);
+    }
+    for (int j = 0; j < 16; j++)
+        for (int i = 0; i < d; i += 16)
+            _mm512_store_ps(Vt + (size_t)j * dp + i,
+                            _mm512_loadu_ps(v + j * ks + i));
+    return 1;
 }
 static T512 void att_exp2_16(float *y, const float *x)
 {
@@ -895,9 +982,9 @@ static T256 ATT_INLINE __m256 exp2_256(__m256 x)
     __m256 n = _mm256_round_ps(
         x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 f = _mm256_sub_ps(x, n);
-    __m256 p = _mm256_set1_ps(att_exp2_c[7]);
-#pragma GCC unroll 7
-    for (int k = 6; k >= 0; k--)
+    __m256 p = _mm256_set1_ps(att_exp2_c[6]);
+#pragma GCC unroll 6
+    for (int k = 5; k >= 0; k--)
         p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(att_exp2_c[k]));
     __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n),
                                  _mm256_set1_epi32(127));
@@ -1036,6 +1123,23 @@ static T256 void att_exp2_8(float *y, const float *x)
     _mm256_storeu_ps(y, exp2_256(_mm256_loadu_ps(x)));
 }
 #endif
+int rope_attention_tune(int knob, int value)
+{
+    int *sw = knob == ROPE_TUNE_STEP ? &att_tune.step
+            : knob == ROPE_TUNE_TAYLOR ? &att_tune.taylor
+            : knob == ROPE_TUNE_ITEM_BLOCKS ? &att_tune.ib
+            : knob == ROPE_TUNE_PACK16 ? &att_tune.pack16 : NULL;
+    int hi = knob == ROPE_TUNE_ITEM_BLOCKS ? ATT_IB : 1;
+    int lo = knob == ROPE_TUNE_ITEM_BLOCKS ? 1 : 0;
+    if (!sw || value < lo || value > hi) return -1;
+    int old = *sw;
+    *sw = value;
+    return old;
+}
+static ATT_VECTORIZE void att_scale_q(float *restrict x, float c, int d)
+{
+    for (int i = 0; i < d; i++) x[i] *= c;
+}
 int rope_simd_available(rope_simd s)
 {
     switch (s) {
@@ -1085,17 +1189,20 @@ rope_simd rope_simd_resolve(rope_simd want)
 static att_kernels att_pick(rope_simd s)
 {
     att_kernels k = { s_tile_scalar, sm_tile_scalar, pv_tile_scalar,
-                      att_rotate_row, NULL };
+                      att_rotate_row, NULL, NULL };
 #if ATT_X86
     if (s == ROPE_SIMD_AVX512)
         k = (att_kernels){ s_tile_512, sm_tile_512, pv_tile_512,
-                           att_rotate_row_512, st_tile_512 };
+                           att_rotate_row_512, st_tile_512,
+                           att_kt16_512 };
     else if (s == ROPE_SIMD_AVX2)
         k = (att_kernels){ s_tile_256, sm_tile_256, pv_tile_256,
-                           att_rotate_row, NULL };
+                           att_rotate_row, NULL, NULL };
 #else
     (void)s;
 #endif
+    if (!att_tune.step) k.st = NULL;
+    if (!att_tune.pack16) k.kt = NULL;
     return k;
 }
 void rope_exp2_vec(float *y, const float *x, int n, rope_simd s)
@@ -1402,6 +1509,17 @@ static void att_pack_tile(att_job *J, att_ws *w, long bg, int t)
     for (int jj = 0; jj < nt; jj++) {
         size_t off = (((size_t)b * nk + j0 + jj) * Hk + g) * d;
         const float *kr = J->k + off;
+        if (J->ker.kt && jj % 16 == 0 && jj + 16 <= nt) {
+            int rot = p->freqs_cos && !p->keys_rotated;
+            long pos = p->start_pos + j0 + jj;
+            if (J->ker.kt(w->Kt + jj, w->Vt + (size_t)jj * dp, kr, J->v + off,
+                          (size_t)Hk * d, rot ? p->freqs_cos + pos * d : NULL,
+                          rot ? p->freqs_sin + pos * d : NULL, d, dp,
+                          p->pairing)) {
+                jj += 15;
+                continue;
+            }
+        }
         if (p->freqs_cos && !p->keys_rotated) {
             long pos = p->start_pos + j0 + jj;
             J->ker.rot(w->tmp, kr, p->freqs_cos + pos * d,
@@ -1440,7 +1558,7 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
             } else {
                 memcpy(dst, x, sizeof(float) * d);
             }
-            for (int c = 0; c < d; c++) dst[c] *= J->qscale;
+            att_scale_q(dst, J->qscale, d);
         }
 }
 static long att_last_key(const att_job *J, long i)
@@ -1543,8 +1661,8 @@ static void att_do_item(att_job *J, att_ws *w, long it)
     long per = (long)p->batch * p->n_kv_heads, units = per * J->nhb;
     if (J->pass == 1) {
         long u = it % units;
-        int b1 = J->nqb - (int)(it / units) * ATT_IB; /* past the last */
-        int b0 = b1 > ATT_IB ? b1 - ATT_IB : 0, h0 = (int)(u / per) * J->hb;
+        int G = att_tune.ib, b1 = J->nqb - (int)(it / units) * G;
+        int b0 = b1 > G ? b1 - G : 0, h0 = (int)(u / per) * J->hb;
         for (int kb = 0; kb < b1 - b0; kb++) {
             int q0 = (b0 + kb) * J->bq;
             int nq = p->seq_len - q0 < J->bq ? p->seq_len - q0 : J->bq;
@@ -1798,7 +1916,7 @@ static void att_plan(att_job *J, const rope_attention_params *p)
     J->bq = (ATT_ROWS + J->hb - 1) / J->hb;
     if (J->bq > p->seq_len) J->bq = p->seq_len;
     J->nqb = (p->seq_len + J->bq - 1) / J->bq;
-    J->nib = (J->nqb + ATT_IB - 1) / ATT_IB;
+    J->nib = (J->nqb + att_tune.ib - 1) / att_tune.ib;
     J->M = (J->hb * J->bq + 3) / 4 * 4;
     size_t units = (size_t)p->batch * p->n_kv_heads * J->nhb;
     size_t state = units * J->M * ((size_t)J->dp + 2) * sizeof(float);

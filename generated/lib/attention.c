@@ -1123,6 +1123,35 @@ static T256 void att_exp2_8(float *y, const float *x)
     _mm256_storeu_ps(y, exp2_256(_mm256_loadu_ps(x)));
 }
 #endif
+static double att_poly_abs(int j, double f) /* bound on |p^(j)| */
+{
+    double b = 0;
+    for (int k = j; k <= 6; k++) {
+        double t = fabs((double)att_exp2_c[k]) * pow(fabs(f), k - j);
+        for (int i = 0; i < j; i++) t *= k - i;
+        b += t;
+    }
+    return b;
+}
+double rope_exp2_poly_bound(void)
+{
+    const double L = 0.693147180559945309, h = ldexp(1, -16);
+    double e2 = sqrt(2.0) * (att_poly_abs(2, 0.5) + 2 * L
+                             * att_poly_abs(1, 0.5)
+                             + L * L * att_poly_abs(0, 0.5));
+    double emax = 0, dmax = 0;
+    for (long i = -32768; i <= 32768; i++) {
+        double f = i * h, p = 0, dp = 0;
+        for (int k = 6; k >= 0; k--) {
+            dp = dp * f + p;
+            p = p * f + att_exp2_c[k];
+        }
+        double e = p * exp2(-f) - 1, de = (dp - p * L) * exp2(-f);
+        emax = fabs(e) > emax ? fabs(e) : emax;
+        dmax = fabs(de) > dmax ? fabs(de) : dmax;
+    }
+    return emax + h / 2 * (dmax + h / 2 * e2);
+}
 int rope_attention_tune(int knob, int value)
 {
     int *sw = knob == ROPE_TUNE_STEP ? &att_tune.step

@@ -106,7 +106,7 @@ enum {
     ROPE_ATTENTION_BK = 64, /* keys per tile */
     ROPE_ATTENTION_ROWS = 64, /* rows (head, query) per block */
     ROPE_ATTENTION_SPLIT_MAX = 16, /* decode: most key ranges */
-    ROPE_ATTENTION_ITEM_BLOCKS = 8, /* prefill: row blocks per item */
+    ROPE_ATTENTION_ITEM_BLOCKS = 16, /* prefill: row blocks per item */
     ROPE_ATTENTION_MAX_HEAD_DIM = 1024, /* widest head it tiles */
     ROPE_ATTENTION_WS_MIB = 32, /* all threads' workspaces, at most */
     ROPE_ATTENTION_PART_MIB = 16 /* decode partial states, at most */

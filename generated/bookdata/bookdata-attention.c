@@ -562,7 +562,7 @@ int bookdata_attention(const char *dir)
     {
         static const struct { int knob, off; const char *key; } sw[] = {
             {ROPE_TUNE_STEP, 0, "step"}, {ROPE_TUNE_TAYLOR, 1, "exp"},
-            {ROPE_TUNE_PACK16, 0, "pack"}, {ROPE_TUNE_ITEM_BLOCKS, 1, "items"},
+            {ROPE_TUNE_ITEM_BLOCKS, 1, "items"},
             {ROPE_TUNE_ITEM_BLOCKS, 8, "items8"}
         };
         for (int j = 0; j < 2; j++) {
@@ -573,7 +573,7 @@ int bookdata_attention(const char *dir)
             rope_attention_params p;
             if (bench_setup(&r, &p, b)) return 1;
             p.freqs_cos = b[4]; p.freqs_sin = b[5];
-            for (int k = 0; k < 5; k++) {
+            for (int k = 0; k < 4; k++) {
                 double ratio[11];
                 char name[64];
                 int on = rope_attention_tune(sw[k].knob, sw[k].off);

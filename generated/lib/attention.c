@@ -37,8 +37,8 @@ static const float att_exp2_t[8] = {
     (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2
             * ATT_LN2 * ATT_LN2 / 5040)
 };
-typedef struct { int step, taylor, ib, pack16; } att_tuning;
-static att_tuning att_tune = { 1, 0, ATT_IB, 1 };
+typedef struct { int step, taylor, ib; } att_tuning;
+static att_tuning att_tune = { 1, 0, ATT_IB };
 /* rotate x [1, len, heads, d] in place from table row pos0 */
 static int att_rotate_tensor(float *x, int len, int heads, int d,
                              long pos0, const rope_attention_params *p)
@@ -103,13 +103,9 @@ typedef void (*att_st_fn)(float *S, const float *Q, const float *Kt,
                           const float *V, float *U, int M, int dp,
                           const int *nvalid, float *m, float *l,
                           float *alpha);
-typedef int (*att_kt_fn)(float *Kt, float *Vt, const float *k,
-                         const float *v, size_t ks, const float *c,
-                         const float *s, int d, int dp, rope_pairing pr);
 typedef struct {
     att_s_fn s; att_sm_fn sm; att_pv_fn pv; att_rot_fn rot;
     att_st_fn st; /* the three in one step, or NULL */
-    att_kt_fn kt; /* pack sixteen keys, or NULL */
 } att_kernels;
 static uint16_t att_bf16(float x)
 {
@@ -617,74 +613,6 @@ static T512 void st_tile_512(float *S, const float *Q, const float *Kt,
     else sm_cols_512(S, M, nvalid, m, l, alpha, nc, 6);
     pv_keys_512(U, S, V, alpha, M, dp, 16 * nc);
 }
-static T512 ATT_INLINE void att_transpose16(__m512 *r)
-{
-    __m512 a[16], b[16];
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++) {
-        a[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        a[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++) {
-        b[4 * i] = _mm512_shuffle_ps(a[4 * i], a[4 * i + 2], 0x44);
-        b[4 * i + 1] = _mm512_shuffle_ps(a[4 * i], a[4 * i + 2], 0xEE);
-        b[4 * i + 2] = _mm512_shuffle_ps(a[4 * i + 1], a[4 * i + 3], 0x44);
-        b[4 * i + 3] = _mm512_shuffle_ps(a[4 * i + 1], a[4 * i + 3], 0xEE);
-    }
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; q++) {
-        __m512 c0 = _mm512_shuffle_f32x4(b[q], b[4 + q], 0x88);
-        __m512 c1 = _mm512_shuffle_f32x4(b[q], b[4 + q], 0xDD);
-        __m512 d0 = _mm512_shuffle_f32x4(b[8 + q], b[12 + q], 0x88);
-        __m512 d1 = _mm512_shuffle_f32x4(b[8 + q], b[12 + q], 0xDD);
-        r[q] = _mm512_shuffle_f32x4(c0, d0, 0x88);
-        r[4 + q] = _mm512_shuffle_f32x4(c1, d1, 0x88);
-        r[8 + q] = _mm512_shuffle_f32x4(c0, d0, 0xDD);
-        r[12 + q] = _mm512_shuffle_f32x4(c1, d1, 0xDD);
-    }
-}
-static T512 int att_kt16_512(float *Kt, float *Vt, const float *k,
-                             const float *v, size_t ks, const float *c,
-                             const float *s, int d, int dp,
-                             rope_pairing pr)
-{
-    int h = d / 2;
-    if (d % 16 || (c && (pr != ROPE_PAIRING_HALF || h % 16))) return 0;
-    const __m512i sign = _mm512_set1_epi32(INT32_MIN);
-    for (int i = 0; i < d; i += 16) {
-        __m512 r[16];
-        for (int j = 0; j < 16; j++) {
-            const float *x = k + j * ks;
-            const float *cj = c ? c + (size_t)j * d : NULL;
-            const float *sj = c ? s + (size_t)j * d : NULL;
-            if (!c) {
-                r[j] = _mm512_loadu_ps(x + i);
-            } else if (i < h) {
-                __m512 n1 = _mm512_castsi512_ps(_mm512_xor_si512(
-                    _mm512_castps_si512(_mm512_loadu_ps(x + i + h)), sign));
-                r[j] = _mm512_add_ps(
-                    _mm512_mul_ps(_mm512_loadu_ps(x + i),
-                                  _mm512_loadu_ps(cj + i)),
-                    _mm512_mul_ps(n1, _mm512_loadu_ps(sj + i)));
-            } else {
-                r[j] = _mm512_add_ps(
-                    _mm512_mul_ps(_mm512_loadu_ps(x + i),
-                                  _mm512_loadu_ps(cj + i)),
-                    _mm512_mul_ps(_mm512_loadu_ps(x + i - h),
-                                  _mm512_loadu_ps(sj + i)));
-            }
-        }
-        att_transpose16(r);
-        for (int j = 0; j < 16; j++)
-            _mm512_storeu_ps(Kt + (size_t)(i + j) * ATT_BK, r[j]);
-    }
-    for (int j = 0; j < 16; j++)
-        for (int i = 0; i < d; i += 16)
-            _mm512_store_ps(Vt + (size_t)j * dp + i,
-                            _mm512_loadu_ps(v + j * ks + i));
-    return 1;
-}
 static T512 void att_exp2_16(float *y, const float *x)
 {
     _mm512_storeu_ps(y, exp2_512(_mm512_loadu_ps(x)));
@@ -1156,8 +1084,7 @@ int rope_attention_tune(int knob, int value)
 {
     int *sw = knob == ROPE_TUNE_STEP ? &att_tune.step
             : knob == ROPE_TUNE_TAYLOR ? &att_tune.taylor
-            : knob == ROPE_TUNE_ITEM_BLOCKS ? &att_tune.ib
-            : knob == ROPE_TUNE_PACK16 ? &att_tune.pack16 : NULL;
+            : knob == ROPE_TUNE_ITEM_BLOCKS ? &att_tune.ib : NULL;
     int hi = knob == ROPE_TUNE_ITEM_BLOCKS ? ATT_IB : 1;
     int lo = knob == ROPE_TUNE_ITEM_BLOCKS ? 1 : 0;
     if (!sw || value < lo || value > hi) return -1;
@@ -1218,20 +1145,18 @@ rope_simd rope_simd_resolve(rope_simd want)
 static att_kernels att_pick(rope_simd s)
 {
     att_kernels k = { s_tile_scalar, sm_tile_scalar, pv_tile_scalar,
-                      att_rotate_row, NULL, NULL };
+                      att_rotate_row, NULL };
 #if ATT_X86
     if (s == ROPE_SIMD_AVX512)
         k = (att_kernels){ s_tile_512, sm_tile_512, pv_tile_512,
-                           att_rotate_row_512, st_tile_512,
-                           att_kt16_512 };
+                           att_rotate_row_512, st_tile_512 };
     else if (s == ROPE_SIMD_AVX2)
         k = (att_kernels){ s_tile_256, sm_tile_256, pv_tile_256,
-                           att_rotate_row, NULL, NULL };
+                           att_rotate_row, NULL };
 #else
     (void)s;
 #endif
     if (!att_tune.step) k.st = NULL;
-    if (!att_tune.pack16) k.kt = NULL;
     return k;
 }
 void rope_exp2_vec(float *y, const float *x, int n, rope_simd s)
@@ -1538,17 +1463,6 @@ static void att_pack_tile(att_job *J, att_ws *w, long bg, int t)
     for (int jj = 0; jj < nt; jj++) {
         size_t off = (((size_t)b * nk + j0 + jj) * Hk + g) * d;
         const float *kr = J->k + off;
-        if (J->ker.kt && jj % 16 == 0 && jj + 16 <= nt) {
-            int rot = p->freqs_cos && !p->keys_rotated;
-            long pos = p->start_pos + j0 + jj;
-            if (J->ker.kt(w->Kt + jj, w->Vt + (size_t)jj * dp, kr, J->v + off,
-                          (size_t)Hk * d, rot ? p->freqs_cos + pos * d : NULL,
-                          rot ? p->freqs_sin + pos * d : NULL, d, dp,
-                          p->pairing)) {
-                jj += 15;
-                continue;
-            }
-        }
         if (p->freqs_cos && !p->keys_rotated) {
             long pos = p->start_pos + j0 + jj;
             J->ker.rot(w->tmp, kr, p->freqs_cos + pos * d,

@@ -54,6 +54,12 @@ static double att_book_median3(const double *x)
     double a = x[0], b = x[1], c = x[2];
     return fmax(fmin(a, b), fmin(fmax(a, b), c));
 }
+static double att_book_cpu(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 static double att_book_pct(const bench_row *r, double p1, double p2)
 {
     return 100 * r->gflop / r->med / (r->threads == 1 ? p1 : p2);
@@ -461,10 +467,10 @@ int bookdata_attention(const char *dir)
            (int)floor(log10(exp_err)));
     bd_def(f, "attention-exp2-ulps", "%.1f", exp_err / ldexp(1.0, -24));
     double taylor = pow(0.5 * log(2.0), 8) / 40320 * sqrt(2.0);
-    bd_def(f, "attention-exp2-taylor", "%.1f\\times 10^{%d}",
-           taylor / pow(10, floor(log10(taylor))),
-           (int)floor(log10(taylor)));
     taylor *= sqrt(2.0); /* relative to 2^f >= 2^-1/2 */
+    double pb = rope_exp2_poly_bound();
+    bd_def(f, "attention-exp2-poly", "%.1f\\times 10^{%d}",
+           pb / pow(10, floor(log10(pb))), (int)floor(log10(pb)));
     bd_def(f, "attention-exp2-taylor-rel", "%.1f\\times 10^{%d}",
            taylor / pow(10, floor(log10(taylor))),
            (int)floor(log10(taylor)));
@@ -628,6 +634,43 @@ int bookdata_attention(const char *dir)
                worst / pow(10, floor(log10(worst))), (int)floor(log10(worst)));
         bd_def(f, "attention-bf16-bound", "$%.1f\\times 10^{%d}$",
                bound / pow(10, floor(log10(bound))), (int)floor(log10(bound)));
+    }
+    fprintf(stderr, "bookdata: attention: prefill refinements\n");
+    {
+        static const struct { int knob, off; const char *key; } sw[] = {
+            {ROPE_TUNE_STEP, 0, "step"}, {ROPE_TUNE_TAYLOR, 1, "exp"},
+            {ROPE_TUNE_ITEM_BLOCKS, 1, "items"},
+            {ROPE_TUNE_ITEM_BLOCKS, 8, "items8"}
+        };
+        for (int j = 0; j < 2; j++) {
+            bench_row r = {.n = j ? 4096 : 1024, .d = 64, .threads = 1,
+                           .causal = 1, .reps = 1};
+            r.kv = r.n;
+            float *b[6] = {0};
+            rope_attention_params p;
+            if (bench_setup(&r, &p, b)) return 1;
+            p.freqs_cos = b[4]; p.freqs_sin = b[5];
+            for (int k = 0; k < 4; k++) {
+                double ratio[11];
+                char name[64];
+                int on = rope_attention_tune(sw[k].knob, sw[k].off);
+                for (int i = 0; i < 11; i++) {
+                    double t[2];
+                    for (int h = 0; h < 2; h++) {
+                        int use = (h + i) % 2; /* 0: without, 1: with */
+                        rope_attention_tune(sw[k].knob, use ? on : sw[k].off);
+                        double t0 = att_book_cpu();
+                        if (rope_attention(b[3], b[0], b[1], b[2], &p)) return 1;
+                        t[use] = att_book_cpu() - t0;
+                    }
+                    ratio[i] = t[0] / t[1];
+                }
+                rope_attention_tune(sw[k].knob, on);
+                snprintf(name, sizeof name, "attention-tune-%s-%d", sw[k].key, r.n);
+                bd_def(f, name, "%.0f", 100 * (bench_median(ratio, 11) - 1));
+            }
+            for (int i = 0; i < 6; i++) free(b[i]);
+        }
     }
     bd_close(f);
     return 0;

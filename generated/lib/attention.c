@@ -22,7 +22,11 @@
 #define ATT_IB ROPE_ATTENTION_ITEM_BLOCKS
 #define ATT_MIB ((size_t)1 << 20)
 #define ATT_LN2 0.693147180559945309
-static const float att_exp2_c[8] = {
+static const float att_exp2_c[7] = {
+    1.0f, 0x1.62e432p-1f, 0x1.ebfbe2p-3f, 0x1.c6ae72p-5f,
+    0x1.3b270ep-7f, 0x1.5f7276p-10f, 0x1.470b4ap-13f
+};
+static const float att_exp2_t[8] = {
     1.0f, (float)ATT_LN2,
     (float)(ATT_LN2 * ATT_LN2 / 2),
     (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 / 6),
@@ -33,6 +37,8 @@ static const float att_exp2_c[8] = {
     (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2
             * ATT_LN2 * ATT_LN2 / 5040)
 };
+typedef struct { int step, taylor, ib; } att_tuning;
+static att_tuning att_tune = { 1, 0, ATT_IB };
 /* rotate x [1, len, heads, d] in place from table row pos0 */
 static int att_rotate_tensor(float *x, int len, int heads, int d,
                              long pos0, const rope_attention_params *p)
@@ -93,8 +99,13 @@ typedef void (*att_rot_fn)(float *restrict out,
                            const float *restrict c,
                            const float *restrict s, int d,
                            rope_pairing pr);
+typedef void (*att_st_fn)(float *S, const float *Q, const float *Kt,
+                          const float *V, float *U, int M, int dp,
+                          const int *nvalid, float *m, float *l,
+                          float *alpha);
 typedef struct {
     att_s_fn s; att_sm_fn sm; att_pv_fn pv; att_rot_fn rot;
+    att_st_fn st; /* the three in one step, or NULL */
 } att_kernels;
 static uint16_t att_bf16(float x)
 {
@@ -343,50 +354,59 @@ static float row16_scalar(uint16_t *out, const float *x, int n)
 #if ATT_X86
 #define T512 __attribute__((target("avx512f,fma")))
 #define ATT_INLINE __attribute__((always_inline)) inline
-static T512 void s_tile_512(float *S, const float *Q, const float *Kt,
-                            int M, int dp)
+static T512 ATT_INLINE void s_cols_512(float *S, const float *Q,
+                                       const float *Kt, int M, int dp,
+                                       const int NC)
 {
     for (int r = 0; r < M; r += 4) {
         __m512 acc[4][4];
         #pragma GCC unroll 4
         for (int a = 0; a < 4; a++)
         #pragma GCC unroll 4
-            for (int c = 0; c < 4; c++) acc[a][c] = _mm512_setzero_ps();
+            for (int c = 0; c < NC; c++) acc[a][c] = _mm512_setzero_ps();
         const float *q = Q + (size_t)r * dp;
         for (int i = 0; i < dp; i++) {
             const float *kr = Kt + (size_t)i * ATT_BK;
-            __m512 k0 = _mm512_load_ps(kr);
-            __m512 k1 = _mm512_load_ps(kr + 16);
-            __m512 k2 = _mm512_load_ps(kr + 32);
-            __m512 k3 = _mm512_load_ps(kr + 48);
+            __m512 k[4];
+#pragma GCC unroll 4
+            for (int c = 0; c < NC; c++) k[c] = _mm512_load_ps(kr + 16 * c);
 #pragma GCC unroll 4
             for (int a = 0; a < 4; a++) {
                 __m512 b = _mm512_set1_ps(q[(size_t)a * dp + i]);
-                acc[a][0] = _mm512_fmadd_ps(b, k0, acc[a][0]);
-                acc[a][1] = _mm512_fmadd_ps(b, k1, acc[a][1]);
-                acc[a][2] = _mm512_fmadd_ps(b, k2, acc[a][2]);
-                acc[a][3] = _mm512_fmadd_ps(b, k3, acc[a][3]);
+#pragma GCC unroll 4
+                for (int c = 0; c < NC; c++)
+                    acc[a][c] = _mm512_fmadd_ps(b, k[c], acc[a][c]);
             }
         }
         #pragma GCC unroll 4
         for (int a = 0; a < 4; a++)
         #pragma GCC unroll 4
-            for (int c = 0; c < 4; c++)
+            for (int c = 0; c < NC; c++)
                 _mm512_store_ps(S + (size_t)(r + a) * ATT_BK + 16 * c,
                                 acc[a][c]);
     }
 }
-static T512 ATT_INLINE __m512 exp2_512(__m512 x)
+static T512 void s_tile_512(float *S, const float *Q, const float *Kt,
+                            int M, int dp)
+{
+    s_cols_512(S, Q, Kt, M, dp, 4);
+}
+static T512 ATT_INLINE __m512 exp2_poly_512(__mmask16 k, __m512 x,
+                                            const float *c, const int deg)
 {
     x = _mm512_max_ps(x, _mm512_set1_ps(-150.0f));
     __m512 n = _mm512_roundscale_ps(
         x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 f = _mm512_sub_ps(x, n);
-    __m512 p = _mm512_set1_ps(att_exp2_c[7]);
+    __m512 p = _mm512_set1_ps(c[deg]);
 #pragma GCC unroll 7
-    for (int k = 6; k >= 0; k--)
-        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(att_exp2_c[k]));
-    return _mm512_scalef_ps(p, n);
+    for (int j = deg - 1; j >= 0; j--)
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(c[j]));
+    return _mm512_maskz_scalef_ps(k, p, n);
+}
+static T512 ATT_INLINE __m512 exp2_512(__m512 x)
+{
+    return exp2_poly_512(0xFFFF, x, att_exp2_c, 6);
 }
 static T512 void att_rotate_row_512(float *restrict out,
                                     const float *restrict x,
@@ -433,9 +453,12 @@ static T512 ATT_INLINE __m512 att_fold16(const __m512 *x, int add)
                   _mm512_shuffle_ps(u[0], u[1], 0xDD));
 #undef ATT_OP
 }
-static T512 void sm_tile_512(float *S, int M, const int *nvalid,
-                             float *m, float *l, float *alpha)
+static T512 ATT_INLINE void sm_cols_512(float *S, int M,
+                                        const int *nvalid, float *m,
+                                        float *l, float *alpha, int nc,
+                                        const int deg)
 {
+    const float *ec = deg == 6 ? att_exp2_c : att_exp2_t;
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
     for (int r0 = 0; r0 < M; r0 += 16) {
         int nr = M - r0 < 16 ? M - r0 : 16;
@@ -463,8 +486,9 @@ static T512 void sm_tile_512(float *S, int M, const int *nvalid,
         __m512 mo = _mm512_mask_loadu_ps(ninf, rows, m + r0);
         __m512 mn = _mm512_max_ps(mo, att_fold16(part, 0));
         __mmask16 live = _mm512_cmp_ps_mask(mn, ninf, _CMP_NEQ_OQ);
-        __m512 al = _mm512_mask_blend_ps(live, _mm512_set1_ps(1.0f),
-                                         exp2_512(_mm512_sub_ps(mo, mn)));
+        __m512 al = _mm512_mask_blend_ps(
+            live, _mm512_set1_ps(1.0f),
+            exp2_poly_512(0xFFFF, _mm512_sub_ps(mo, mn), ec, deg));
         _mm512_mask_storeu_ps(alpha + r0, rows, al);
         _mm512_storeu_ps(mnv, mn);
         for (int a = 0; a < 16; a++) {
@@ -486,8 +510,9 @@ static T512 void sm_tile_512(float *S, int M, const int *nvalid,
                 __m512 vm = _mm512_set1_ps(mnv[a]);
         #pragma GCC unroll 4
                 for (int c = 0; c < 4; c++) {
-                    __m512 e = exp2_512(_mm512_sub_ps(v[c], vm));
-                    e = _mm512_maskz_mov_ps(k[c], e);
+                    if (c >= nc) break;
+                    __m512 e = exp2_poly_512(k[c], _mm512_sub_ps(v[c], vm), ec,
+                                             deg);
                     _mm512_store_ps(x + 16 * c, e);
                     sum = _mm512_add_ps(sum, e);
                 }
@@ -500,9 +525,14 @@ static T512 void sm_tile_512(float *S, int M, const int *nvalid,
         _mm512_mask_storeu_ps(m + r0, rows, mn);
     }
 }
+static T512 void sm_tile_512(float *S, int M, const int *nvalid,
+                             float *m, float *l, float *alpha)
+{
+    sm_cols_512(S, M, nvalid, m, l, alpha, 4, 6);
+}
 static T512 ATT_INLINE void pv_block_512(
     float *U, const float *P, const float *V, const float *alpha,
-    int dp, int r, int c0, const int R, const int NV)
+    int dp, int r, int c0, const int R, const int NV, int nk)
 {
     __m512 acc[4][6];
     #pragma GCC unroll 4
@@ -513,7 +543,7 @@ static T512 ATT_INLINE void pv_block_512(
         for (int c = 0; c < NV; c++)
             acc[a][c] = _mm512_mul_ps(al, _mm512_load_ps(u + 16 * c));
     }
-    for (int kk = 0; kk < ATT_BK; kk++) {
+    for (int kk = 0; kk < nk; kk++) {
         const float *vr = V + (size_t)kk * dp + c0;
         __m512 vv[6];
 #pragma GCC unroll 6
@@ -534,10 +564,12 @@ static T512 ATT_INLINE void pv_block_512(
             _mm512_store_ps(U + (size_t)(r + a) * dp + c0 + 16 * c,
                             acc[a][c]);
 }
-static T512 void pv_tile_512(float *U, const float *P, const float *V,
-                             const float *alpha, int M, int dp)
+static T512 ATT_INLINE void pv_keys_512(float *U, const float *P,
+                                        const float *V,
+                                        const float *alpha, int M, int dp,
+                                        int nk)
 {
-#define ATT_PV(NV) pv_block_512(U, P, V, alpha, dp, r, c0, 4, NV)
+#define ATT_PV(NV) pv_block_512(U, P, V, alpha, dp, r, c0, 4, NV, nk)
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
         for (int r = 0; r < M; r += 4) {
@@ -554,6 +586,32 @@ static T512 void pv_tile_512(float *U, const float *P, const float *V,
         nv -= w;
     }
 #undef ATT_PV
+}
+static T512 void pv_tile_512(float *U, const float *P, const float *V,
+                             const float *alpha, int M, int dp)
+{
+    pv_keys_512(U, P, V, alpha, M, dp, ATT_BK);
+}
+static T512 void st_tile_512(float *S, const float *Q, const float *Kt,
+                             const float *V, float *U, int M, int dp,
+                             const int *nvalid, float *m, float *l,
+                             float *alpha)
+{
+    int nc = 4;
+    if (nvalid) {
+        int mx = 0;
+        for (int r = 0; r < M; r++) mx = nvalid[r] > mx ? nvalid[r] : mx;
+        nc = mx < 16 ? 1 : (mx + 15) / 16;
+    }
+    switch (nc) {
+    case 1: s_cols_512(S, Q, Kt, M, dp, 1); break;
+    case 2: s_cols_512(S, Q, Kt, M, dp, 2); break;
+    case 3: s_cols_512(S, Q, Kt, M, dp, 3); break;
+    default: s_cols_512(S, Q, Kt, M, dp, 4);
+    }
+    if (att_tune.taylor) sm_cols_512(S, M, nvalid, m, l, alpha, nc, 7);
+    else sm_cols_512(S, M, nvalid, m, l, alpha, nc, 6);
+    pv_keys_512(U, S, V, alpha, M, dp, 16 * nc);
 }
 static T512 void att_exp2_16(float *y, const float *x)
 {
@@ -1026,9 +1084,9 @@ static T256 ATT_INLINE __m256 exp2_256(__m256 x)
     __m256 n = _mm256_round_ps(
         x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 f = _mm256_sub_ps(x, n);
-    __m256 p = _mm256_set1_ps(att_exp2_c[7]);
-#pragma GCC unroll 7
-    for (int k = 6; k >= 0; k--)
+    __m256 p = _mm256_set1_ps(att_exp2_c[6]);
+#pragma GCC unroll 6
+    for (int k = 5; k >= 0; k--)
         p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(att_exp2_c[k]));
     __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n),
                                  _mm256_set1_epi32(127));
@@ -1167,6 +1225,51 @@ static T256 void att_exp2_8(float *y, const float *x)
     _mm256_storeu_ps(y, exp2_256(_mm256_loadu_ps(x)));
 }
 #endif
+static double att_poly_abs(int j, double f) /* bound on |p^(j)| */
+{
+    double b = 0;
+    for (int k = j; k <= 6; k++) {
+        double t = fabs((double)att_exp2_c[k]) * pow(fabs(f), k - j);
+        for (int i = 0; i < j; i++) t *= k - i;
+        b += t;
+    }
+    return b;
+}
+double rope_exp2_poly_bound(void)
+{
+    const double L = 0.693147180559945309, h = ldexp(1, -16);
+    double e2 = sqrt(2.0) * (att_poly_abs(2, 0.5) + 2 * L
+                             * att_poly_abs(1, 0.5)
+                             + L * L * att_poly_abs(0, 0.5));
+    double emax = 0, dmax = 0;
+    for (long i = -32768; i <= 32768; i++) {
+        double f = i * h, p = 0, dp = 0;
+        for (int k = 6; k >= 0; k--) {
+            dp = dp * f + p;
+            p = p * f + att_exp2_c[k];
+        }
+        double e = p * exp2(-f) - 1, de = (dp - p * L) * exp2(-f);
+        emax = fabs(e) > emax ? fabs(e) : emax;
+        dmax = fabs(de) > dmax ? fabs(de) : dmax;
+    }
+    return emax + h / 2 * (dmax + h / 2 * e2);
+}
+int rope_attention_tune(int knob, int value)
+{
+    int *sw = knob == ROPE_TUNE_STEP ? &att_tune.step
+            : knob == ROPE_TUNE_TAYLOR ? &att_tune.taylor
+            : knob == ROPE_TUNE_ITEM_BLOCKS ? &att_tune.ib : NULL;
+    int hi = knob == ROPE_TUNE_ITEM_BLOCKS ? ATT_IB : 1;
+    int lo = knob == ROPE_TUNE_ITEM_BLOCKS ? 1 : 0;
+    if (!sw || value < lo || value > hi) return -1;
+    int old = *sw;
+    *sw = value;
+    return old;
+}
+static ATT_VECTORIZE void att_scale_q(float *restrict x, float c, int d)
+{
+    for (int i = 0; i < d; i++) x[i] *= c;
+}
 int rope_simd_available(rope_simd s)
 {
     switch (s) {
@@ -1216,17 +1319,18 @@ rope_simd rope_simd_resolve(rope_simd want)
 static att_kernels att_pick(rope_simd s)
 {
     att_kernels k = { s_tile_scalar, sm_tile_scalar, pv_tile_scalar,
-                      att_rotate_row };
+                      att_rotate_row, NULL };
 #if ATT_X86
     if (s == ROPE_SIMD_AVX512)
         k = (att_kernels){ s_tile_512, sm_tile_512, pv_tile_512,
-                           att_rotate_row_512 };
+                           att_rotate_row_512, st_tile_512 };
     else if (s == ROPE_SIMD_AVX2)
         k = (att_kernels){ s_tile_256, sm_tile_256, pv_tile_256,
-                           att_rotate_row };
+                           att_rotate_row, NULL };
 #else
     (void)s;
 #endif
+    if (!att_tune.step) k.st = NULL;
     return k;
 }
 void rope_exp2_vec(float *y, const float *x, int n, rope_simd s)
@@ -1744,7 +1848,7 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
             } else {
                 memcpy(dst, x, sizeof(float) * d);
             }
-            for (int c = 0; c < d; c++) dst[c] *= J->qscale;
+            att_scale_q(dst, J->qscale, d);
         }
 }
 static long att_last_key(const att_job *J, long i)
@@ -1772,6 +1876,11 @@ static void att_tile_block(att_job *J, att_ws *w, int kb, int q0,
         nv = w->nvalid;
     }
     if (J->bf16) { att_tile_block_bf16(J, w, at, nv); return; }
+    if (J->ker.st) {
+        J->ker.st(w->S, w->Q + at * dp, w->kt, w->vt, w->U + at * dp, M,
+                  dp, nv, w->m + at, w->l + at, w->alpha);
+        return;
+    }
     J->ker.s(w->S, w->Q + at * dp, w->kt, M, dp);
     J->ker.sm(w->S, M, nv, w->m + at, w->l + at, w->alpha);
     J->ker.pv(w->U + at * dp, w->S, w->vt, w->alpha, M, dp);
@@ -1842,8 +1951,8 @@ static void att_do_item(att_job *J, att_ws *w, long it)
     long per = (long)p->batch * p->n_kv_heads, units = per * J->nhb;
     if (J->pass == 1) {
         long u = it % units;
-        int b1 = J->nqb - (int)(it / units) * ATT_IB; /* past the last */
-        int b0 = b1 > ATT_IB ? b1 - ATT_IB : 0, h0 = (int)(u / per) * J->hb;
+        int G = att_tune.ib, b1 = J->nqb - (int)(it / units) * G;
+        int b0 = b1 > G ? b1 - G : 0, h0 = (int)(u / per) * J->hb;
         for (int kb = 0; kb < b1 - b0; kb++) {
             int q0 = (b0 + kb) * J->bq;
             int nq = p->seq_len - q0 < J->bq ? p->seq_len - q0 : J->bq;
@@ -2097,7 +2206,7 @@ static void att_plan(att_job *J, const rope_attention_params *p)
     J->bq = (ATT_ROWS + J->hb - 1) / J->hb;
     if (J->bq > p->seq_len) J->bq = p->seq_len;
     J->nqb = (p->seq_len + J->bq - 1) / J->bq;
-    J->nib = (J->nqb + ATT_IB - 1) / ATT_IB;
+    J->nib = (J->nqb + att_tune.ib - 1) / att_tune.ib;
     J->M = (J->hb * J->bq + 3) / 4 * 4;
     size_t units = (size_t)p->batch * p->n_kv_heads * J->nhb;
     size_t state = units * J->M * ((size_t)J->dp + 2) * sizeof(float);

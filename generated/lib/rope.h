@@ -106,7 +106,7 @@ enum {
     ROPE_ATTENTION_BK = 64, /* keys per tile */
     ROPE_ATTENTION_ROWS = 64, /* rows (head, query) per block */
     ROPE_ATTENTION_SPLIT_MAX = 16, /* decode: most key ranges */
-    ROPE_ATTENTION_ITEM_BLOCKS = 8, /* prefill: row blocks per item */
+    ROPE_ATTENTION_ITEM_BLOCKS = 16, /* prefill: row blocks per item */
     ROPE_ATTENTION_MAX_HEAD_DIM = 1024, /* widest head it tiles */
     ROPE_ATTENTION_WS_MIB = 32, /* all threads' workspaces, at most */
     ROPE_ATTENTION_PART_MIB = 16 /* decode partial states, at most */
@@ -317,6 +317,9 @@ int rope_npy_read(const char *path, rope_npy *a, char *err,
 int rope_npy_write(const char *path, const float *data, int ndim,
                    const long *shape, char *err, size_t errlen);
 void rope_npy_free(rope_npy *a);
+double rope_exp2_poly_bound(void); /* bound of eq. attention-exp2 */
+enum { ROPE_TUNE_STEP, ROPE_TUNE_TAYLOR, ROPE_TUNE_ITEM_BLOCKS };
+int rope_attention_tune(int knob, int value); /* measurements only */
 int rope_bf16_native(rope_simd s);
 uint16_t rope_bf16_round(float x);
 float rope_bf16_to_float(uint16_t h);

@@ -735,6 +735,7 @@ START_TEST(test_attention_exp2_accuracy)
             worst = e > worst ? e : worst;
         }
         ck_assert_double_le(worst, 4 * ldexp(1.0, -24));
+        ck_assert_double_le(rope_exp2_poly_bound(), ldexp(1.0, -24));
         rope_exp2_vec(sy, special, 2, paths[pi]);
         ck_assert(sy[0] == 1.0f && sy[1] == 0.0f);
     }

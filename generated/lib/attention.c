@@ -1835,12 +1835,16 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
     int d = J->d, dp = J->dp, H = p->n_heads, n = p->seq_len;
     long b = bg / p->n_kv_heads, g = bg % p->n_kv_heads;
     float *Q = w->Q + (size_t)kb * J->M * dp;
-    memset(Q, 0, sizeof(float) * J->M * dp);
+    int nh = att_heads_in(J, h0);
+    for (int r = 0; r < J->M; r++)
+        if (r % J->bq >= nq || r / J->bq >= nh)
+            memset(Q + (size_t)r * dp, 0, sizeof(float) * dp);
     for (int il = 0; il < nq; il++)
-        for (int hl = 0; hl < att_heads_in(J, h0); hl++) {
+        for (int hl = 0; hl < nh; hl++) {
             long h = g * J->rep + h0 + hl, i = q0 + il;
             const float *x = J->q + ((b * n + i) * H + h) * d;
             float *dst = Q + (size_t)(hl * J->bq + il) * dp;
+            memset(dst + d, 0, sizeof(float) * (dp - d));
             if (p->freqs_cos) {
                 long pos = p->start_pos + p->kv_len - n + i;
                 J->ker.rot(dst, x, p->freqs_cos + pos * d,
@@ -1937,9 +1941,11 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
             float *o = J->out + ((b * n + q0 + il) * H + h) * d;
             const float *u = w->U + r * J->dp;
             bad |= att_scale_row(o, u, 1.0f / w->l[r], d);
-            float lse = att_lse(w->m[r], w->l[r]);
-            bad |= !isfinite(lse);
-            if (p->lse) p->lse[(b * n + q0 + il) * H + h] = lse;
+            bad |= !(fabsf(w->m[r]) < INFINITY && w->l[r] > 0
+                     && w->l[r] < INFINITY);
+            if (p->lse)
+                p->lse[(b * n + q0 + il) * H + h] =
+                    att_lse(w->m[r], w->l[r]);
         }
     if (bad) atomic_store(&J->bad, 1);
 }

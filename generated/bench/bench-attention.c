@@ -332,13 +332,14 @@ int main(int argc, char **argv)
         snprintf(what, sizeof what, "1. prefill n=%d d=%d 1 thr %%peak",
                  r->n, r->d);
         bench_verdict_line(what, 100 * r->gflop / r->med / p1, "%", 75, 0,
-                           r->unstable ? "row unstable" : NULL);
+                           r->unstable ? "row unstable"
+                           : gate && !(r->med / r2->med <= BENCH_SCALING_MAX)
+                           ? "slower than its 2-thread row allows: disturbed"
+                           : NULL);
         snprintf(what, sizeof what, "1. prefill n=%d d=%d 2 thr / 1 thr",
                  r->n, r->d);
         bench_verdict_line(what, r->med / r2->med, "x", 1.8, 0,
-                           !gate ? "2-thread FMA loop below the gate"
-                           : r->unstable || r2->unstable ? "row unstable"
-                                                          : NULL);
+                           bench_pair_doubt(r, r2, gate));
     }
     for (int j = 0; j < 2; j++) {
         char what[64];

@@ -238,6 +238,15 @@ const char *bench_verdict_name(bench_verdict v)
     return v == BENCH_MET ? "met"
            : v == BENCH_NOT_MET ? "not met" : "not measured";
 }
+const char *bench_pair_doubt(const bench_row *one, const bench_row *two,
+                             int gate)
+{
+    if (!gate) return "2-thread FMA loop below the gate";
+    if (one->unstable || two->unstable) return "row unstable";
+    if (!(one->med / two->med <= BENCH_SCALING_MAX))
+        return "above what two cores give: a row was disturbed";
+    return NULL;
+}
 int bench_memory(double *peak_mib, double *data_mib,
                  double *seconds)
 {

@@ -43,6 +43,7 @@ enum {
 #define BENCH_SPREAD_MAX 0.5 /* (max - min) / median above: disturbed */
 #define BENCH_DRIFT_MAX 0.05 /* peak after vs before, flagged above */
 #define BENCH_SCALING_GATE 1.8 /* two-thread FMA loop, at least */
+#define BENCH_SCALING_MAX 2.1 /* two threads over one, at most */
 typedef enum {
     BENCH_MET, BENCH_NOT_MET, BENCH_NOT_MEASURED
 } bench_verdict;
@@ -65,6 +66,8 @@ int bench_run_stable(bench_row *r, double naive_budget,
 int bench_pair_stable(bench_row *a, bench_row *b, bench_attn_fn old_b,
                       int *code_b, int tries);
 int bench_scales(double peak1, double peak2);
+const char *bench_pair_doubt(const bench_row *one, const bench_row *two,
+                             int gate);
 double bench_drift(double before, double after);
 bench_verdict bench_accept(double value, double target, int at_most);
 const char *bench_verdict_name(bench_verdict v);

@@ -902,6 +902,16 @@ START_TEST(test_bench_gate_and_verdicts)
     ck_assert_int_eq(bench_accept(NAN, 75, 0), BENCH_NOT_MEASURED);
     ck_assert_int_eq(bench_accept(NAN, 0, 1), BENCH_NOT_MEASURED);
     ck_assert_str_eq(bench_verdict_name(BENCH_NOT_MET), "not met");
+    bench_row one = {0}, two = {0};
+    one.med = 2.0;
+    two.med = 1.0;
+    ck_assert_ptr_null(bench_pair_doubt(&one, &two, 1));
+    ck_assert_ptr_nonnull(bench_pair_doubt(&one, &two, 0));
+    two.med = 0.9; /* 2.22x: more than two cores give */
+    ck_assert_ptr_nonnull(bench_pair_doubt(&one, &two, 1));
+    two.med = 1.0;
+    two.unstable = 1;
+    ck_assert_ptr_nonnull(bench_pair_doubt(&one, &two, 1));
 }
 END_TEST
 typedef struct {

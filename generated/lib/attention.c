@@ -1543,53 +1543,47 @@ int rope_bf16_dot(float *z, const uint32_t *a, const uint32_t *b,
 #endif
     return 1;
 }
-double rope_bf16_dot_peak(double seconds)
-{
-    double best = 0;
 #if ATT_X86
+static double att_best_rate(float (*chains)(long), long iters,
+                            double flops, double seconds)
+{
     struct timespec t0, t1;
-    if (!att_has_avx512bf16()) return 0;
+    double best = 0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     do {
-        struct timespec a, b;
+        struct timespec a;
         clock_gettime(CLOCK_MONOTONIC, &a);
-        float r = att_dot_chains(1000000);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        double t = (double)(b.tv_sec - a.tv_sec)
-                   + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
-        double g = 2.0 * 32 * 24 * 1000000.0 / t / 1e9;
+        float r = chains(iters);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double t = (double)(t1.tv_sec - a.tv_sec)
+                   + 1e-9 * (double)(t1.tv_nsec - a.tv_nsec);
+        double g = flops * (double)iters / t / 1e9;
         best = g > best && r == r ? g : best;
-        t1 = b;
     } while ((double)(t1.tv_sec - t0.tv_sec)
              + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) < seconds);
+    return best;
+}
+#endif
+double rope_bf16_dot_peak(double seconds)
+{
+#if ATT_X86
+    if (!att_has_avx512bf16()) return 0;
+    return att_best_rate(att_dot_chains, 1000000, 2.0 * 32 * 24, seconds);
 #else
     (void)seconds;
+    return 0;
 #endif
-    return best;
 }
 double rope_bf16_amx_peak(double seconds)
 {
-    double best = 0;
 #if ATT_X86 && ATT_AMX
-    struct timespec t0, t1;
     if (!att_has_amx()) return 0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do {
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        float r = att_amx_chains(100000);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        double t = (double)(b.tv_sec - a.tv_sec)
-                   + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
-        double g = 2.0 * 16 * 16 * 32 * 4 * 100000.0 / t / 1e9;
-        best = g > best && r == r ? g : best;
-        t1 = b;
-    } while ((double)(t1.tv_sec - t0.tv_sec)
-             + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) < seconds);
+    return att_best_rate(att_amx_chains, 100000, 2.0 * 16 * 16 * 32 * 4,
+                         seconds);
 #else
     (void)seconds;
+    return 0;
 #endif
-    return best;
 }
 double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
                              double vmax)

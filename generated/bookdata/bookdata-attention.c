@@ -640,7 +640,7 @@ int bookdata_attention(const char *dir)
         static const struct { int knob, off; const char *key; } sw[] = {
             {ROPE_TUNE_STEP, 0, "step"}, {ROPE_TUNE_TAYLOR, 1, "exp"},
             {ROPE_TUNE_ITEM_BLOCKS, 1, "items"},
-            {ROPE_TUNE_ITEM_BLOCKS, 8, "items8"}
+            {ROPE_TUNE_ITEM_BLOCKS, 8, "items8"}, {ROPE_TUNE_ROWS, 0, "rows"}
         };
         for (int j = 0; j < 2; j++) {
             bench_row r = {.n = j ? 4096 : 1024, .d = 64, .threads = 1,
@@ -650,7 +650,7 @@ int bookdata_attention(const char *dir)
             rope_attention_params p;
             if (bench_setup(&r, &p, b)) return 1;
             p.freqs_cos = b[4]; p.freqs_sin = b[5];
-            for (int k = 0; k < 4; k++) {
+            for (int k = 0; k < (int)(sizeof sw / sizeof sw[0]); k++) {
                 double ratio[11];
                 char name[64];
                 int on = rope_attention_tune(sw[k].knob, sw[k].off);

@@ -37,8 +37,8 @@ static const float att_exp2_t[8] = {
     (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2
             * ATT_LN2 * ATT_LN2 / 5040)
 };
-typedef struct { int step, taylor, ib; } att_tuning;
-static att_tuning att_tune = { 1, 0, ATT_IB };
+typedef struct { int step, taylor, ib, rows; } att_tuning;
+static att_tuning att_tune = { 1, 0, ATT_IB, 1 };
 /* rotate x [1, len, heads, d] in place from table row pos0 */
 static int att_rotate_tensor(float *x, int len, int heads, int d,
                              long pos0, const rope_attention_params *p)
@@ -453,6 +453,68 @@ static T512 ATT_INLINE __m512 att_fold16(const __m512 *x, int add)
                   _mm512_shuffle_ps(u[0], u[1], 0xDD));
 #undef ATT_OP
 }
+static T512 ATT_INLINE int sm_rows16_nc_512(float *S, const int *nv,
+                                            float *m, float *l,
+                                            float *alpha, const int NC,
+                                            const float *ec, const int deg)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    __m512 part[16];
+    __mmask16 k[16][4];
+    #pragma GCC unroll 16
+    for (int a = 0; a < 16; a++) {
+        const float *x = S + (size_t)a * ATT_BK;
+        uint64_t bits = ~(uint64_t)0;
+        if (nv && nv[a] < ATT_BK)
+            bits = nv[a] <= 0 ? 0 : ((uint64_t)1 << nv[a]) - 1;
+        __m512 mx = ninf;
+    #pragma GCC unroll 4
+        for (int c = 0; c < NC; c++) {
+            k[a][c] = (__mmask16)(bits >> (16 * c));
+            mx = _mm512_max_ps(mx, nv ? _mm512_mask_load_ps(ninf, k[a][c],
+                                                            x + 16 * c)
+                                      : _mm512_load_ps(x + 16 * c));
+        }
+        part[ATT_SLOT(a)] = mx;
+    }
+    __m512 mo = _mm512_loadu_ps(m);
+    __m512 mn = _mm512_max_ps(mo, att_fold16(part, 0));
+    if (_mm512_cmp_ps_mask(mn, ninf, _CMP_NEQ_OQ) != 0xFFFF) return 0;
+    __m512 al = exp2_poly_512(0xFFFF, _mm512_sub_ps(mo, mn), ec, deg);
+    _mm512_storeu_ps(alpha, al);
+    #pragma GCC unroll 16
+    for (int a = 0; a < 16; a++) {
+        float *x = S + (size_t)a * ATT_BK;
+        __m512 vm = _mm512_permutexvar_ps(_mm512_set1_epi32(a), mn);
+        __m512 sum = _mm512_setzero_ps();
+    #pragma GCC unroll 4
+        for (int c = 0; c < NC; c++) {
+            __m512 e = exp2_poly_512(nv ? k[a][c] : 0xFFFF,
+                                     _mm512_sub_ps(_mm512_load_ps(x + 16 * c),
+                                                   vm), ec, deg);
+            _mm512_store_ps(x + 16 * c, e);
+            sum = _mm512_add_ps(sum, e);
+        }
+        part[ATT_SLOT(a)] = sum;
+    }
+    __m512 lo = _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(l), al),
+                              att_fold16(part, 1));
+    _mm512_storeu_ps(l, lo);
+    _mm512_storeu_ps(m, mn);
+    return 1;
+}
+static T512 ATT_INLINE int sm_rows16_512(float *S, const int *nv,
+                                         float *m, float *l,
+                                         float *alpha, int nc,
+                                         const float *ec, const int deg)
+{
+    switch (nc) {
+    case 1: return sm_rows16_nc_512(S, nv, m, l, alpha, 1, ec, deg);
+    case 2: return sm_rows16_nc_512(S, nv, m, l, alpha, 2, ec, deg);
+    case 3: return sm_rows16_nc_512(S, nv, m, l, alpha, 3, ec, deg);
+    default: return sm_rows16_nc_512(S, nv, m, l, alpha, 4, ec, deg);
+    }
+}
 static T512 ATT_INLINE void sm_cols_512(float *S, int M,
                                         const int *nvalid, float *m,
                                         float *l, float *alpha, int nc,
@@ -465,6 +527,11 @@ static T512 ATT_INLINE void sm_cols_512(float *S, int M,
         __mmask16 rows = (__mmask16)((1u << nr) - 1);
         __m512 part[16];
         float mnv[16];
+        if (nr == 16 && att_tune.rows
+            && sm_rows16_512(S + (size_t)r0 * ATT_BK,
+                             nvalid ? nvalid + r0 : NULL, m + r0,
+                             l + r0, alpha + r0, nc, ec, deg))
+            continue;
         for (int a = 0; a < 16; a++) {
             int r = r0 + a;
             uint64_t bits = ~(uint64_t)0;
@@ -1258,7 +1325,8 @@ int rope_attention_tune(int knob, int value)
 {
     int *sw = knob == ROPE_TUNE_STEP ? &att_tune.step
             : knob == ROPE_TUNE_TAYLOR ? &att_tune.taylor
-            : knob == ROPE_TUNE_ITEM_BLOCKS ? &att_tune.ib : NULL;
+            : knob == ROPE_TUNE_ITEM_BLOCKS ? &att_tune.ib
+            : knob == ROPE_TUNE_ROWS ? &att_tune.rows : NULL;
     int hi = knob == ROPE_TUNE_ITEM_BLOCKS ? ATT_IB : 1;
     int lo = knob == ROPE_TUNE_ITEM_BLOCKS ? 1 : 0;
     if (!sw || value < lo || value > hi) return -1;

@@ -318,7 +318,8 @@ int rope_npy_write(const char *path, const float *data, int ndim,
                    const long *shape, char *err, size_t errlen);
 void rope_npy_free(rope_npy *a);
 double rope_exp2_poly_bound(void); /* bound of eq. attention-exp2 */
-enum { ROPE_TUNE_STEP, ROPE_TUNE_TAYLOR, ROPE_TUNE_ITEM_BLOCKS };
+enum { ROPE_TUNE_STEP, ROPE_TUNE_TAYLOR, ROPE_TUNE_ITEM_BLOCKS,
+       ROPE_TUNE_ROWS };
 int rope_attention_tune(int knob, int value); /* measurements only */
 int rope_bf16_native(rope_simd s);
 uint16_t rope_bf16_round(float x);

@@ -152,6 +152,7 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-score-gib", "%.0f",
            4.0 * 32768 * 32768 * 8 / 1073741824.0);
     double wmax = 0;
+    int pack_was = rope_attention_tune(ROPE_TUNE_PACK, 0);
     for (int rep = 1; rep <= ROPE_ATTENTION_ROWS; rep++) {
         rope_attention_params wp = {
             .batch = 1, .seq_len = 4096, .kv_len = 4096, .n_heads = rep,
@@ -174,6 +175,10 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-old-pack-gib", "%.0f",
            2.0 * 1048576 * ROPE_ATTENTION_BK * 16 * 4 / 1073741824.0);
     bd_def(f, "attention-old-pack-input-mib", "%.0f", 1048576 * 4 / 1048576.0);
+    rope_attention_tune(ROPE_TUNE_PACK, pack_was);
+    bd_def(f, "attention-pack-max-n", "%ld", (long)ROPE_ATTENTION_BK
+           * (ROPE_ATTENTION_PACK_MIB * 1048576L
+              / (2L * 2 * 64 * ROPE_ATTENTION_BK * (long)sizeof(float))));
     long bq = (ROPE_ATTENTION_ROWS + 3) / 4, nblocks = 4096 / bq;
     long ntiles = 4096 / ROPE_ATTENTION_BK;
     for (int one = 0; one < 2; one++) {
@@ -640,7 +645,8 @@ int bookdata_attention(const char *dir)
         static const struct { int knob, off; const char *key; } sw[] = {
             {ROPE_TUNE_STEP, 0, "step"}, {ROPE_TUNE_TAYLOR, 1, "exp"},
             {ROPE_TUNE_ITEM_BLOCKS, 1, "items"},
-            {ROPE_TUNE_ITEM_BLOCKS, 8, "items8"}, {ROPE_TUNE_ROWS, 0, "rows"}
+            {ROPE_TUNE_ITEM_BLOCKS, 8, "items8"}, {ROPE_TUNE_ROWS, 0, "rows"},
+            {ROPE_TUNE_PACK, 0, "pack"}
         };
         for (int j = 0; j < 2; j++) {
             bench_row r = {.n = j ? 4096 : 1024, .d = 64, .threads = 1,

@@ -37,8 +37,8 @@ static const float att_exp2_t[8] = {
     (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2
             * ATT_LN2 * ATT_LN2 / 5040)
 };
-typedef struct { int step, taylor, ib, rows; } att_tuning;
-static att_tuning att_tune = { 1, 0, ATT_IB, 1 };
+typedef struct { int step, taylor, ib, rows, pack; } att_tuning;
+static att_tuning att_tune = { 1, 0, ATT_IB, 1, 1 };
 /* rotate x [1, len, heads, d] in place from table row pos0 */
 static int att_rotate_tensor(float *x, int len, int heads, int d,
                              long pos0, const rope_attention_params *p)
@@ -1326,7 +1326,8 @@ int rope_attention_tune(int knob, int value)
     int *sw = knob == ROPE_TUNE_STEP ? &att_tune.step
             : knob == ROPE_TUNE_TAYLOR ? &att_tune.taylor
             : knob == ROPE_TUNE_ITEM_BLOCKS ? &att_tune.ib
-            : knob == ROPE_TUNE_ROWS ? &att_tune.rows : NULL;
+            : knob == ROPE_TUNE_ROWS ? &att_tune.rows
+            : knob == ROPE_TUNE_PACK ? &att_tune.pack : NULL;
     int hi = knob == ROPE_TUNE_ITEM_BLOCKS ? ATT_IB : 1;
     int lo = knob == ROPE_TUNE_ITEM_BLOCKS ? 1 : 0;
     if (!sw || value < lo || value > hi) return -1;
@@ -1681,6 +1682,7 @@ typedef struct att_job {
     int bf16; /* kv_dtype is ROPE_DTYPE_BF16 */
     float qs16; /* the scale c, applied to bf16 scores */
     att_bf16_kernels k16;
+    rope_kv_cache packed; /* the call's packed tiles, if it made them */
 } att_job;
 typedef struct {
     float *Q, *U, *S, *m, *l, *alpha, *tmp, *Kt, *Vt;
@@ -1691,6 +1693,7 @@ typedef struct {
     size_t part_n;
     uint16_t *Q16, *Kt16, *Vt16, *P16; /* bf16 operands */
     float *lsave;
+    float *pack; size_t pack_n; int pack_d; /* packed tiles, their d */
 } att_ws;
 static atomic_long att_nallocs;
 static void *att_alloc(size_t bytes)
@@ -1753,6 +1756,7 @@ static void att_ws_destroy(void *arg)
     att_ws *w = arg;
     att_ws_free(w);
     free(w->part);
+    free(w->pack);
     free(w);
 }
 static att_ws *att_ws_get(const att_job *J)
@@ -1863,7 +1867,8 @@ static void att_tile_block_amx(att_job *J, att_ws *w, size_t at,
                w->l + at);
 }
 #endif
-static void att_pack_tile(att_job *J, att_ws *w, long bg, int t)
+static void att_pack_tile(att_job *J, att_ws *w, long bg, int t,
+                          float *Kt, float *Vt)
 {
     const rope_attention_params *p = J->p;
     int d = J->d, dp = J->dp, nk = p->kv_len, Hk = p->n_kv_heads;
@@ -1878,12 +1883,12 @@ static void att_pack_tile(att_job *J, att_ws *w, long bg, int t)
                        p->freqs_sin + pos * d, d, p->pairing);
             kr = w->tmp;
         }
-        for (int i = 0; i < d; i++) w->Kt[(size_t)i * ATT_BK + jj] = kr[i];
-        memcpy(w->Vt + (size_t)jj * dp, J->v + off, sizeof(float) * d);
+        for (int i = 0; i < d; i++) Kt[(size_t)i * ATT_BK + jj] = kr[i];
+        memcpy(Vt + (size_t)jj * dp, J->v + off, sizeof(float) * d);
     }
     for (int jj = nt; jj < ATT_BK; jj++) {
-        for (int i = 0; i < d; i++) w->Kt[(size_t)i * ATT_BK + jj] = 0;
-        memset(w->Vt + (size_t)jj * dp, 0, sizeof(float) * d);
+        for (int i = 0; i < d; i++) Kt[(size_t)i * ATT_BK + jj] = 0;
+        memset(Vt + (size_t)jj * dp, 0, sizeof(float) * d);
     }
 }
 static int att_heads_in(const att_job *J, int h0)
@@ -1964,7 +1969,7 @@ static void att_run_tiles(att_job *J, att_ws *w, long bg, int q0,
         if (J->cache) {
             att_cache_tile(J->cache, t, bg, &w->kt, &w->vt);
         } else {
-            att_pack_tile(J, w, bg, t);
+            att_pack_tile(J, w, bg, t, w->Kt, w->Vt);
             w->kt = w->Kt; w->vt = w->Vt;
         }
         if (J->bf16) att_pack_tile_bf16(J, w);
@@ -2012,12 +2017,63 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
     if (bad) atomic_store(&J->bad, 1);
 }
 static void att_store_partial(att_job *J, att_ws *w, long it);
-
+static void att_run_pass(att_job *J, int pass, long n_items);
+static size_t att_pack_floats(const att_job *J)
+{
+    const rope_attention_params *p = J->p;
+    size_t cap = ROPE_ATTENTION_PACK_MIB * ATT_MIB / sizeof(float);
+    size_t tile2 = (size_t)2 * J->dp * ATT_BK; /* K^T and V */
+    size_t heads = (size_t)p->batch * (size_t)p->n_kv_heads;
+    if (J->cache || J->nsplit > 1 || !att_tune.pack) return 0;
+    if ((long)J->nhb * J->nib < 2) return 0; /* one item per tile */
+    if (heads > cap / tile2 / (size_t)J->ntk) return 0;
+    return heads * (size_t)J->ntk * tile2;
+}
+static float *att_pack_get(const att_job *J, size_t n)
+{
+    att_ws *w = att_ws_get(J);
+    if (!w) return NULL;
+    if (w->pack_n < n) {
+        free(w->pack);
+        w->pack = att_alloc(sizeof(float) * n);
+        w->pack_n = w->pack ? n : 0;
+        w->pack_d = 0;
+    }
+    if (w->pack && w->pack_d != J->d) {
+        memset(w->pack, 0, sizeof(float) * w->pack_n);
+        w->pack_d = J->d;
+    }
+    return w->pack;
+}
+static void att_pack_item(att_job *J, att_ws *w, long it)
+{
+    long per = (long)J->p->batch * J->p->n_kv_heads;
+    float *kt = J->packed.tiles + (size_t)it * 2 * J->dp * ATT_BK;
+    att_pack_tile(J, w, it % per, (int)(it / per), kt,
+                  kt + (size_t)J->dp * ATT_BK);
+}
+static void att_prepack(att_job *J)
+{
+    const rope_attention_params *p = J->p;
+    size_t n = att_pack_floats(J);
+    float *t = n ? att_pack_get(J, n) : NULL;
+    if (!t) return; /* the items pack their own tiles */
+    J->packed = (rope_kv_cache){.batch = p->batch,
+                                .n_kv_heads = p->n_kv_heads,
+                                .head_dim = J->d, .dp = J->dp,
+                                .len = p->kv_len,
+                                .cap = (long)J->ntk * ATT_BK,
+                                .tiles = t};
+    att_run_pass(J, 3, (long)J->ntk * p->batch * p->n_kv_heads);
+    J->cache = &J->packed;
+}
 static void att_do_item(att_job *J, att_ws *w, long it)
 {
     const rope_attention_params *p = J->p;
     long per = (long)p->batch * p->n_kv_heads, units = per * J->nhb;
-    if (J->pass == 1) {
+    if (J->pass == 3) {
+        att_pack_item(J, w, it);
+    } else if (J->pass == 1) {
         long u = it % units;
         int G = att_tune.ib, b1 = J->nqb - (int)(it / units) * G;
         int b0 = b1 > G ? b1 - G : 0, h0 = (int)(u / per) * J->hb;
@@ -2056,7 +2112,8 @@ static void *att_worker(void *arg)
             if (it >= J->n_items || atomic_load(&J->fail)) break;
             att_do_item(J, w, it);
             long done = atomic_fetch_add(&J->done, 1) + 1;
-            if (p->progress) p->progress(p->progress_ctx, done, J->n_items);
+            if (p->progress && J->pass != 3) /* not the packing */
+                p->progress(p->progress_ctx, done, J->n_items);
         }
     }
     return NULL;
@@ -2248,6 +2305,7 @@ static int att_call(float *out, const float *q, const float *k,
             atomic_store(&J.fail, 1);
         }
     } else {
+        att_prepack(&J); /* pack every tile once, if that pays */
         att_run_pass(&J, 1, units * J.nib);
     }
     if (atomic_load(&J.fail)) return ROPE_ATTENTION_ENOMEM;
@@ -2312,7 +2370,7 @@ size_t rope_attention_workspace_bytes(const rope_attention_params *p)
     long units = (long)p->batch * p->n_kv_heads * J.nhb;
     long items = J.nsplit > 1 ? units * J.nsplit : units * J.nib;
     size_t nt = (size_t)(J.nt < items ? J.nt : items);
-    size_t fl = nt * att_ws_floats(&J);
+    size_t fl = nt * att_ws_floats(&J) + att_pack_floats(&J);
     if (J.nsplit > 1)
         fl += (size_t)units * J.nsplit * J.M * ((size_t)J.dp + 2);
     return fl * sizeof(float);

@@ -464,6 +464,64 @@ START_TEST(test_attention_threads_bit_identical)
     }
 }
 END_TEST
+START_TEST(test_attention_pack_and_rows_change_no_bit)
+{
+    static const int shape[4][6] = { /* n, kv_len, heads, kv, d, causal */
+        {700, 700, 8, 2, 64, 1}, {600, 900, 6, 3, 80, 0},
+        {600, 900, 6, 3, 72, 1}, {520, 520, 4, 1, 2, 1}
+    };
+    rope_simd paths[3];
+    int np = att_paths(paths);
+    for (int s = 0; s < 4; s++) {
+        att_problem a;
+        const int *sh = shape[s];
+        att_make(&a, sh[0], sh[1], sh[2], sh[3], sh[4], 3, 91 + s);
+        a.p.causal = sh[5];
+        a.p.n_threads = 1 + s % 3;
+        float *ref = malloc(sizeof(float) * a.nq);
+        float *got = malloc(sizeof(float) * a.nq);
+        ck_assert(ref && got);
+        int dp = (sh[4] + 15) / 16 * 16, bk = ROPE_ATTENTION_BK;
+        int ntk = (sh[1] + bk - 1) / bk;
+        size_t packed = sizeof(float) * 2 * (size_t)dp * bk * ntk * sh[3];
+        size_t with = rope_attention_workspace_bytes(&a.p);
+        int was = rope_attention_tune(ROPE_TUNE_PACK, 0);
+        size_t without = rope_attention_workspace_bytes(&a.p);
+        rope_attention_tune(ROPE_TUNE_PACK, was);
+        ck_assert_msg(with == without + packed, "shape %d: %zu != %zu + %zu", s,
+                      with, without, packed);
+        for (int pi = 0; pi < np; pi++) {
+            a.p.simd = paths[pi];
+            int pack = rope_attention_tune(ROPE_TUNE_PACK, 0);
+            int rows = rope_attention_tune(ROPE_TUNE_ROWS, 0);
+            ck_assert_int_eq(rope_attention(ref, a.q, a.k, a.v, &a.p), 0);
+            for (int on = 0; on < 3; on++) {
+                rope_attention_tune(ROPE_TUNE_PACK, on != 1 ? pack : 0);
+                rope_attention_tune(ROPE_TUNE_ROWS, on != 0 ? rows : 0);
+                long before = rope_attention_allocations();
+                ck_assert_int_eq(rope_attention(got, a.q, a.k, a.v, &a.p), 0);
+                if (on == 2)
+                    ck_assert_int_eq(rope_attention_allocations(), before);
+                ck_assert_msg(!memcmp(ref, got, sizeof(float) * a.nq),
+                              "shape %d path %s: %s changed the output", s,
+                              rope_simd_name(paths[pi]),
+                              on == 0 ? "the pass" : on == 1 ? "the rows" : "both");
+            }
+            rope_attention_tune(ROPE_TUNE_PACK, pack);
+            rope_attention_tune(ROPE_TUNE_ROWS, rows);
+        }
+        if (sh[4] == 80) {
+            for (size_t j = 0; j < a.nkv; j += (size_t)sh[4]) {
+                a.k[j + 75] = INFINITY;
+                a.v[j + 75] = INFINITY;
+            }
+            ck_assert_int_eq(rope_attention(got, a.q, a.k, a.v, &a.p),
+                             ROPE_ATTENTION_ENONFINITE);
+        }
+        free(ref); free(got); att_free(&a);
+    }
+}
+END_TEST
 START_TEST(test_attention_decode_equals_prefill)
 {
     enum { N = 600, H = 8, HKV = 2, D = 96 };
@@ -791,12 +849,16 @@ static size_t att_ws_bytes(int n, int nkv, int h, int hkv, int d,
 }
 START_TEST(test_attention_workspace_is_bounded)
 {
-    size_t w1 = att_ws_bytes(1 << 14, 1 << 14, 8, 2, 64, 1);
-    size_t cap = (size_t)(ROPE_ATTENTION_WS_MIB + ROPE_ATTENTION_PART_MIB)
-                 << 20;
+    size_t w1 = att_ws_bytes(1 << 20, 1 << 20, 8, 2, 64, 1);
+    size_t cap = (size_t)(ROPE_ATTENTION_WS_MIB + ROPE_ATTENTION_PART_MIB
+                          + ROPE_ATTENTION_PACK_MIB) << 20;
+    size_t packed = (size_t)16 << 20;
     ck_assert(w1 > 0);
-    ck_assert(att_ws_bytes(1 << 20, 1 << 20, 8, 2, 64, 1) == w1);
-    ck_assert(att_ws_bytes(1 << 14, 1 << 14, 8, 2, 64, 2) == 2 * w1);
+    ck_assert(att_ws_bytes(1 << 20, 1 << 20, 8, 2, 64, 2) == 2 * w1);
+    ck_assert(att_ws_bytes(1 << 14, 1 << 14, 8, 2, 64, 1)
+              == w1 + packed);
+    ck_assert(att_ws_bytes(1 << 14, 1 << 14, 8, 2, 64, 2)
+              == 2 * w1 + packed);
     ck_assert(att_ws_bytes(1, 1, 1 << 20, 1 << 20, 1, 1) < 65536);
     ck_assert(att_ws_bytes(1, 4096, 1 << 16, 1 << 16, 64, 2) <= cap);
     ck_assert(att_ws_bytes(1, 4096, 4096, 1, 128, 256) <= cap);
@@ -1314,6 +1376,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_two_keys_closed_form);
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
     tcase_add_test(tc, test_attention_threads_bit_identical);
+    tcase_add_test(tc, test_attention_pack_and_rows_change_no_bit);
     tcase_add_test(tc, test_attention_pool_creates_no_thread_per_call);
     tcase_add_test(tc, test_attention_cache_equals_the_kernel);
     tcase_add_test(tc, test_attention_cache_decode_allocates_nothing);

@@ -23,8 +23,8 @@
 #define ATT_MIB ((size_t)1 << 20)
 #define ATT_LN2 0.693147180559945309
 static const float att_exp2_c[7] = {
-    1.0f, 0x1.62e432p-1f, 0x1.ebfbe2p-3f, 0x1.c6ae72p-5f,
-    0x1.3b270ep-7f, 0x1.5f7276p-10f, 0x1.470b4ap-13f
+    1.0f, 0x1.62e42cp-1f, 0x1.ebfd58p-3f, 0x1.c68912p-5f,
+    0x1.3d0b92p-7f, 0x1.46d64ep-10f, 0x1.c54174p-13f
 };
 static const float att_exp2_t[8] = {
     1.0f, (float)ATT_LN2,
@@ -352,7 +352,7 @@ static float row16_scalar(uint16_t *out, const float *x, int n)
     return sum;
 }
 #if ATT_X86
-#define T512 __attribute__((target("avx512f,fma")))
+#define T512 __attribute__((target("avx512f,avx512dq,fma")))
 #define ATT_INLINE __attribute__((always_inline)) inline
 static T512 ATT_INLINE void s_cols_512(float *S, const float *Q,
                                        const float *Kt, int M, int dp,
@@ -394,15 +394,13 @@ static T512 void s_tile_512(float *S, const float *Q, const float *Kt,
 static T512 ATT_INLINE __m512 exp2_poly_512(__mmask16 k, __m512 x,
                                             const float *c, const int deg)
 {
-    x = _mm512_max_ps(x, _mm512_set1_ps(-150.0f));
-    __m512 n = _mm512_roundscale_ps(
-        x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 f = _mm512_sub_ps(x, n);
+    __m512 f = _mm512_reduce_ps(x, _MM_FROUND_TO_NEG_INF
+                                       | _MM_FROUND_NO_EXC);
     __m512 p = _mm512_set1_ps(c[deg]);
 #pragma GCC unroll 7
     for (int j = deg - 1; j >= 0; j--)
         p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(c[j]));
-    return _mm512_maskz_scalef_ps(k, p, n);
+    return _mm512_maskz_scalef_ps(k, p, x);
 }
 static T512 ATT_INLINE __m512 exp2_512(__m512 x)
 {
@@ -1149,7 +1147,7 @@ static T256 ATT_INLINE __m256 exp2_256(__m256 x)
     __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
     x = _mm256_max_ps(x, lo);
     __m256 n = _mm256_round_ps(
-        x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     __m256 f = _mm256_sub_ps(x, n);
     __m256 p = _mm256_set1_ps(att_exp2_c[6]);
 #pragma GCC unroll 6
@@ -1305,11 +1303,10 @@ static double att_poly_abs(int j, double f) /* bound on |p^(j)| */
 double rope_exp2_poly_bound(void)
 {
     const double L = 0.693147180559945309, h = ldexp(1, -16);
-    double e2 = sqrt(2.0) * (att_poly_abs(2, 0.5) + 2 * L
-                             * att_poly_abs(1, 0.5)
-                             + L * L * att_poly_abs(0, 0.5));
+    double e2 = att_poly_abs(2, 1.0) + 2 * L * att_poly_abs(1, 1.0)
+                + L * L * att_poly_abs(0, 1.0);
     double emax = 0, dmax = 0;
-    for (long i = -32768; i <= 32768; i++) {
+    for (long i = 0; i <= 65536; i++) {
         double f = i * h, p = 0, dp = 0;
         for (int k = 6; k >= 0; k--) {
             dp = dp * f + p;
@@ -1349,6 +1346,7 @@ int rope_simd_available(rope_simd s)
                && __builtin_cpu_supports("fma");
     case ROPE_SIMD_AVX512:
         return __builtin_cpu_supports("avx512f")
+               && __builtin_cpu_supports("avx512dq")
                && __builtin_cpu_supports("fma");
 #endif
     default: return 0;

@@ -778,12 +778,17 @@ START_TEST(test_attention_fused_rotation_is_chapter_3s)
 END_TEST
 START_TEST(test_attention_exp2_accuracy)
 {
-    enum { N = 126 * 1024 + 1 };
+    enum { G = 126 * 1024 + 1, N = 3 * G };
     float *x = malloc(sizeof(float) * N);
     float *y = malloc(sizeof(float) * N);
     rope_simd paths[3];
     int np = att_paths(paths);
-    for (int i = 0; i < N; i++) x[i] = -(float)i / 1024.0f;
+    uint64_t st = 2024;
+    for (int i = 0; i < G; i++) {
+        x[i] = -(float)i / 1024.0f;
+        x[G + i] = -(float)rope_uniform(&st);
+        x[2 * G + i] = -126.0f * (float)rope_uniform(&st);
+    }
     for (int pi = 0; pi < np; pi++) {
         double worst = 0;
         float special[2] = {0.0f, -INFINITY}, sy[2];

@@ -646,7 +646,7 @@ int bookdata_attention(const char *dir)
             {ROPE_TUNE_STEP, 0, "step"}, {ROPE_TUNE_TAYLOR, 1, "exp"},
             {ROPE_TUNE_ITEM_BLOCKS, 1, "items"},
             {ROPE_TUNE_ITEM_BLOCKS, 8, "items8"}, {ROPE_TUNE_ROWS, 0, "rows"},
-            {ROPE_TUNE_PACK, 0, "pack"}
+            {ROPE_TUNE_PACK, 0, "pack"}, {ROPE_TUNE_REDUCE, 0, "reduce"}
         };
         for (int j = 0; j < 2; j++) {
             bench_row r = {.n = j ? 4096 : 1024, .d = 64, .threads = 1,

@@ -37,8 +37,8 @@ static const float att_exp2_t[8] = {
     (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2
             * ATT_LN2 * ATT_LN2 / 5040)
 };
-typedef struct { int step, taylor, ib, rows, pack; } att_tuning;
-static att_tuning att_tune = { 1, 0, ATT_IB, 1, 1 };
+typedef struct { int step, taylor, ib, rows, pack, reduce; } att_tuning;
+static att_tuning att_tune = { 1, 0, ATT_IB, 1, 1, 1 };
 /* rotate x [1, len, heads, d] in place from table row pos0 */
 static int att_rotate_tensor(float *x, int len, int heads, int d,
                              long pos0, const rope_attention_params *p)
@@ -391,16 +391,25 @@ static T512 void s_tile_512(float *S, const float *Q, const float *Kt,
 {
     s_cols_512(S, Q, Kt, M, dp, 4);
 }
+#define ATT_EXP_ROUNDED 16
 static T512 ATT_INLINE __m512 exp2_poly_512(__mmask16 k, __m512 x,
-                                            const float *c, const int deg)
+                                            const float *c, const int how)
 {
-    __m512 f = _mm512_reduce_ps(x, _MM_FROUND_TO_NEG_INF
-                                       | _MM_FROUND_NO_EXC);
+    const int deg = how % ATT_EXP_ROUNDED;
+    __m512 f, e = x;
+    if (how >= ATT_EXP_ROUNDED) {
+        x = _mm512_max_ps(x, _mm512_set1_ps(-150.0f));
+        e = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT
+                                        | _MM_FROUND_NO_EXC);
+        f = _mm512_sub_ps(x, e);
+    } else {
+        f = _mm512_reduce_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    }
     __m512 p = _mm512_set1_ps(c[deg]);
 #pragma GCC unroll 7
     for (int j = deg - 1; j >= 0; j--)
         p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(c[j]));
-    return _mm512_maskz_scalef_ps(k, p, x);
+    return _mm512_maskz_scalef_ps(k, p, e);
 }
 static T512 ATT_INLINE __m512 exp2_512(__m512 x)
 {
@@ -518,7 +527,7 @@ static T512 ATT_INLINE void sm_cols_512(float *S, int M,
                                         float *l, float *alpha, int nc,
                                         const int deg)
 {
-    const float *ec = deg == 6 ? att_exp2_c : att_exp2_t;
+    const float *ec = deg % ATT_EXP_ROUNDED == 6 ? att_exp2_c : att_exp2_t;
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
     for (int r0 = 0; r0 < M; r0 += 16) {
         int nr = M - r0 < 16 ? M - r0 : 16;
@@ -675,6 +684,8 @@ static T512 void st_tile_512(float *S, const float *Q, const float *Kt,
     default: s_cols_512(S, Q, Kt, M, dp, 4);
     }
     if (att_tune.taylor) sm_cols_512(S, M, nvalid, m, l, alpha, nc, 7);
+    else if (!att_tune.reduce)
+        sm_cols_512(S, M, nvalid, m, l, alpha, nc, 6 + ATT_EXP_ROUNDED);
     else sm_cols_512(S, M, nvalid, m, l, alpha, nc, 6);
     pv_keys_512(U, S, V, alpha, M, dp, 16 * nc);
 }
@@ -1324,7 +1335,8 @@ int rope_attention_tune(int knob, int value)
             : knob == ROPE_TUNE_TAYLOR ? &att_tune.taylor
             : knob == ROPE_TUNE_ITEM_BLOCKS ? &att_tune.ib
             : knob == ROPE_TUNE_ROWS ? &att_tune.rows
-            : knob == ROPE_TUNE_PACK ? &att_tune.pack : NULL;
+            : knob == ROPE_TUNE_PACK ? &att_tune.pack
+            : knob == ROPE_TUNE_REDUCE ? &att_tune.reduce : NULL;
     int hi = knob == ROPE_TUNE_ITEM_BLOCKS ? ATT_IB : 1;
     int lo = knob == ROPE_TUNE_ITEM_BLOCKS ? 1 : 0;
     if (!sw || value < lo || value > hi) return -1;

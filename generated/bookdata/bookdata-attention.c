@@ -646,7 +646,8 @@ int bookdata_attention(const char *dir)
             {ROPE_TUNE_STEP, 0, "step"}, {ROPE_TUNE_TAYLOR, 1, "exp"},
             {ROPE_TUNE_ITEM_BLOCKS, 1, "items"},
             {ROPE_TUNE_ITEM_BLOCKS, 8, "items8"}, {ROPE_TUNE_ROWS, 0, "rows"},
-            {ROPE_TUNE_PACK, 0, "pack"}, {ROPE_TUNE_REDUCE, 0, "reduce"}
+            {ROPE_TUNE_PACK, 0, "pack"}, {ROPE_TUNE_REDUCE, 0, "reduce"},
+            {ROPE_TUNE_SIX, 0, "six"}, {ROPE_TUNE_PREFETCH, 0, "prefetch"}
         };
         for (int j = 0; j < 2; j++) {
             bench_row r = {.n = j ? 4096 : 1024, .d = 64, .threads = 1,
@@ -657,10 +658,11 @@ int bookdata_attention(const char *dir)
             if (bench_setup(&r, &p, b)) return 1;
             p.freqs_cos = b[4]; p.freqs_sin = b[5];
             for (int k = 0; k < (int)(sizeof sw / sizeof sw[0]); k++) {
-                double ratio[11];
+                double ratio[51];
                 char name[64];
+                int pairs = r.n <= 1024 ? 51 : 11;
                 int on = rope_attention_tune(sw[k].knob, sw[k].off);
-                for (int i = 0; i < 11; i++) {
+                for (int i = 0; i < pairs; i++) {
                     double t[2];
                     for (int h = 0; h < 2; h++) {
                         int use = (h + i) % 2; /* 0: without, 1: with */
@@ -673,7 +675,7 @@ int bookdata_attention(const char *dir)
                 }
                 rope_attention_tune(sw[k].knob, on);
                 snprintf(name, sizeof name, "attention-tune-%s-%d", sw[k].key, r.n);
-                bd_def(f, name, "%.0f", 100 * (bench_median(ratio, 11) - 1));
+                bd_def(f, name, "%.0f", 100 * (bench_median(ratio, pairs) - 1));
             }
             for (int i = 0; i < 6; i++) free(b[i]);
         }

@@ -37,8 +37,10 @@ static const float att_exp2_t[8] = {
     (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2
             * ATT_LN2 * ATT_LN2 / 5040)
 };
-typedef struct { int step, taylor, ib, rows, pack, reduce; } att_tuning;
-static att_tuning att_tune = { 1, 0, ATT_IB, 1, 1, 1 };
+typedef struct {
+    int step, taylor, ib, rows, pack, reduce, six, prefetch;
+} att_tuning;
+static att_tuning att_tune = { 1, 0, ATT_IB, 1, 1, 1, 1, 1 };
 /* rotate x [1, len, heads, d] in place from table row pos0 */
 static int att_rotate_tensor(float *x, int len, int heads, int d,
                              long pos0, const rope_attention_params *p)
@@ -354,37 +356,46 @@ static float row16_scalar(uint16_t *out, const float *x, int n)
 #if ATT_X86
 #define T512 __attribute__((target("avx512f,avx512dq,fma")))
 #define ATT_INLINE __attribute__((always_inline)) inline
+static T512 ATT_INLINE void s_rows_512(float *S, const float *Q,
+                                       const float *Kt, int r, int dp,
+                                       const int R, const int NC)
+{
+    __m512 acc[6][4];
+    #pragma GCC unroll 6
+    for (int a = 0; a < R; a++)
+    #pragma GCC unroll 4
+        for (int c = 0; c < NC; c++) acc[a][c] = _mm512_setzero_ps();
+    const float *q = Q + (size_t)r * dp;
+#pragma GCC unroll 2
+    for (int i = 0; i < dp; i++) {
+        const float *kr = Kt + (size_t)i * ATT_BK;
+        __m512 k[4];
+#pragma GCC unroll 4
+        for (int c = 0; c < NC; c++) k[c] = _mm512_load_ps(kr + 16 * c);
+#pragma GCC unroll 6
+        for (int a = 0; a < R; a++) {
+            __m512 b = _mm512_set1_ps(q[(size_t)a * dp + i]);
+#pragma GCC unroll 4
+            for (int c = 0; c < NC; c++)
+                acc[a][c] = _mm512_fmadd_ps(b, k[c], acc[a][c]);
+        }
+    }
+    #pragma GCC unroll 6
+    for (int a = 0; a < R; a++)
+    #pragma GCC unroll 4
+        for (int c = 0; c < NC; c++)
+            _mm512_store_ps(S + (size_t)(r + a) * ATT_BK + 16 * c,
+                            acc[a][c]);
+}
 static T512 ATT_INLINE void s_cols_512(float *S, const float *Q,
                                        const float *Kt, int M, int dp,
                                        const int NC)
 {
-    for (int r = 0; r < M; r += 4) {
-        __m512 acc[4][4];
-        #pragma GCC unroll 4
-        for (int a = 0; a < 4; a++)
-        #pragma GCC unroll 4
-            for (int c = 0; c < NC; c++) acc[a][c] = _mm512_setzero_ps();
-        const float *q = Q + (size_t)r * dp;
-        for (int i = 0; i < dp; i++) {
-            const float *kr = Kt + (size_t)i * ATT_BK;
-            __m512 k[4];
-#pragma GCC unroll 4
-            for (int c = 0; c < NC; c++) k[c] = _mm512_load_ps(kr + 16 * c);
-#pragma GCC unroll 4
-            for (int a = 0; a < 4; a++) {
-                __m512 b = _mm512_set1_ps(q[(size_t)a * dp + i]);
-#pragma GCC unroll 4
-                for (int c = 0; c < NC; c++)
-                    acc[a][c] = _mm512_fmadd_ps(b, k[c], acc[a][c]);
-            }
-        }
-        #pragma GCC unroll 4
-        for (int a = 0; a < 4; a++)
-        #pragma GCC unroll 4
-            for (int c = 0; c < NC; c++)
-                _mm512_store_ps(S + (size_t)(r + a) * ATT_BK + 16 * c,
-                                acc[a][c]);
-    }
+    int r = 0;
+    if (att_tune.six)
+        for (; r + 6 <= M; r += 6) s_rows_512(S, Q, Kt, r, dp, 6, NC);
+    for (; r + 4 <= M; r += 4) s_rows_512(S, Q, Kt, r, dp, 4, NC);
+    for (; r < M; r += 2) s_rows_512(S, Q, Kt, r, dp, 2, NC);
 }
 static T512 void s_tile_512(float *S, const float *Q, const float *Kt,
                             int M, int dp)
@@ -608,8 +619,8 @@ static T512 ATT_INLINE void pv_block_512(
     float *U, const float *P, const float *V, const float *alpha,
     int dp, int r, int c0, const int R, const int NV, int nk)
 {
-    __m512 acc[4][6];
-    #pragma GCC unroll 4
+    __m512 acc[6][6];
+    #pragma GCC unroll 6
     for (int a = 0; a < R; a++) {
         __m512 al = _mm512_set1_ps(alpha[r + a]);
         float *u = U + (size_t)(r + a) * dp + c0;
@@ -617,13 +628,14 @@ static T512 ATT_INLINE void pv_block_512(
         for (int c = 0; c < NV; c++)
             acc[a][c] = _mm512_mul_ps(al, _mm512_load_ps(u + 16 * c));
     }
+#pragma GCC unroll 2
     for (int kk = 0; kk < nk; kk++) {
         const float *vr = V + (size_t)kk * dp + c0;
         __m512 vv[6];
 #pragma GCC unroll 6
         for (int c = 0; c < NV; c++)
             vv[c] = _mm512_load_ps(vr + 16 * c);
-#pragma GCC unroll 4
+#pragma GCC unroll 6
         for (int a = 0; a < R; a++) {
             __m512 w = _mm512_set1_ps(P[(size_t)(r + a) * ATT_BK + kk]);
 #pragma GCC unroll 6
@@ -631,22 +643,36 @@ static T512 ATT_INLINE void pv_block_512(
                 acc[a][c] = _mm512_fmadd_ps(w, vv[c], acc[a][c]);
         }
     }
-    #pragma GCC unroll 4
+    #pragma GCC unroll 6
     for (int a = 0; a < R; a++)
     #pragma GCC unroll 6
         for (int c = 0; c < NV; c++)
             _mm512_store_ps(U + (size_t)(r + a) * dp + c0 + 16 * c,
                             acc[a][c]);
 }
+static T512 ATT_INLINE void pv_rows_512(
+    float *U, const float *P, const float *V, const float *alpha,
+    int dp, int r, int c0, int R, const int NV, int nk)
+{
+    if (R == 6)
+        pv_block_512(U, P, V, alpha, dp, r, c0, 6, NV < 4 ? NV : 4, nk);
+    else if (R == 4)
+        pv_block_512(U, P, V, alpha, dp, r, c0, 4, NV, nk);
+    else
+        pv_block_512(U, P, V, alpha, dp, r, c0, 2, NV, nk);
+}
 static T512 ATT_INLINE void pv_keys_512(float *U, const float *P,
                                         const float *V,
                                         const float *alpha, int M, int dp,
                                         int nk)
 {
-#define ATT_PV(NV) pv_block_512(U, P, V, alpha, dp, r, c0, 4, NV, nk)
+#define ATT_PV_ROWS(w, left) \
+    (att_tune.six && (w) <= 4 && (left) >= 6 ? 6 : (left) >= 4 ? 4 : 2)
+#define ATT_PV(NV) pv_rows_512(U, P, V, alpha, dp, r, c0, R, NV, nk)
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
-        for (int r = 0; r < M; r += 4) {
+        for (int r = 0, R; r < M; r += R) {
+            R = ATT_PV_ROWS(w, M - r);
             switch (w) {
             case 1: ATT_PV(1); break;
             case 2: ATT_PV(2); break;
@@ -660,6 +686,7 @@ static T512 ATT_INLINE void pv_keys_512(float *U, const float *P,
         nv -= w;
     }
 #undef ATT_PV
+#undef ATT_PV_ROWS
 }
 static T512 void pv_tile_512(float *U, const float *P, const float *V,
                              const float *alpha, int M, int dp)
@@ -767,10 +794,12 @@ static TBF16 void pv16_tile_bf16(float *U, const uint16_t *P,
                                  const uint16_t *V, const float *alpha,
                                  int M, int dp)
 {
+#define ATT_PV_ROWS(w, left) 4
 #define ATT_PV(NV) pv16_block_bf16(U, P, V, alpha, dp, r, c0, 4, NV)
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
-        for (int r = 0; r < M; r += 4) {
+        for (int r = 0, R; r < M; r += R) {
+            R = ATT_PV_ROWS(w, M - r);
             switch (w) {
             case 1: ATT_PV(1); break;
             case 2: ATT_PV(2); break;
@@ -784,6 +813,7 @@ static TBF16 void pv16_tile_bf16(float *U, const uint16_t *P,
         nv -= w;
     }
 #undef ATT_PV
+#undef ATT_PV_ROWS
 }
 #undef ATT_DOT
 #undef ATT_DAZ
@@ -878,10 +908,12 @@ static T512 void pv16_tile_emul(float *U, const uint16_t *P,
                                 const uint16_t *V, const float *alpha,
                                 int M, int dp)
 {
+#define ATT_PV_ROWS(w, left) 4
 #define ATT_PV(NV) pv16_block_emul(U, P, V, alpha, dp, r, c0, 4, NV)
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
-        for (int r = 0; r < M; r += 4) {
+        for (int r = 0, R; r < M; r += R) {
+            R = ATT_PV_ROWS(w, M - r);
             switch (w) {
             case 1: ATT_PV(1); break;
             case 2: ATT_PV(2); break;
@@ -895,6 +927,7 @@ static T512 void pv16_tile_emul(float *U, const uint16_t *P,
         nv -= w;
     }
 #undef ATT_PV
+#undef ATT_PV_ROWS
 }
 #undef ATT_DOT
 #undef ATT_DAZ
@@ -1336,7 +1369,9 @@ int rope_attention_tune(int knob, int value)
             : knob == ROPE_TUNE_ITEM_BLOCKS ? &att_tune.ib
             : knob == ROPE_TUNE_ROWS ? &att_tune.rows
             : knob == ROPE_TUNE_PACK ? &att_tune.pack
-            : knob == ROPE_TUNE_REDUCE ? &att_tune.reduce : NULL;
+            : knob == ROPE_TUNE_REDUCE ? &att_tune.reduce
+            : knob == ROPE_TUNE_SIX ? &att_tune.six
+            : knob == ROPE_TUNE_PREFETCH ? &att_tune.prefetch : NULL;
     int hi = knob == ROPE_TUNE_ITEM_BLOCKS ? ATT_IB : 1;
     int lo = knob == ROPE_TUNE_ITEM_BLOCKS ? 1 : 0;
     if (!sw || value < lo || value > hi) return -1;
@@ -1347,6 +1382,14 @@ int rope_attention_tune(int knob, int value)
 static ATT_VECTORIZE void att_scale_q(float *restrict x, float c, int d)
 {
     for (int i = 0; i < d; i++) x[i] *= c;
+}
+static void att_prefetch_read(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i += 16) __builtin_prefetch(x + i, 0);
+}
+static void att_prefetch_write(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i += 16) __builtin_prefetch(x + i, 1);
 }
 int rope_simd_available(rope_simd s)
 {
@@ -1916,7 +1959,17 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
     for (int r = 0; r < J->M; r++)
         if (r % J->bq >= nq || r / J->bq >= nh)
             memset(Q + (size_t)r * dp, 0, sizeof(float) * dp);
-    for (int il = 0; il < nq; il++)
+    for (int il = 0; il < nq; il++) {
+        if (att_tune.prefetch && il + 2 < nq) {
+            long i2 = q0 + il + 2;
+            att_prefetch_read(J->q + ((b * n + i2) * H + g * J->rep + h0) * d,
+                              (size_t)nh * d);
+            if (p->freqs_cos) {
+                long pos2 = p->start_pos + p->kv_len - n + i2;
+                att_prefetch_read(p->freqs_cos + pos2 * d, (size_t)d);
+                att_prefetch_read(p->freqs_sin + pos2 * d, (size_t)d);
+            }
+        }
         for (int hl = 0; hl < nh; hl++) {
             long h = g * J->rep + h0 + hl, i = q0 + il;
             const float *x = J->q + ((b * n + i) * H + h) * d;
@@ -1931,6 +1984,7 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
             }
             att_scale_q(dst, J->qscale, d);
         }
+    }
 }
 static long att_last_key(const att_job *J, long i)
 {
@@ -2011,8 +2065,12 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
     int d = J->d, H = p->n_heads, n = p->seq_len, bad = 0;
     long b = bg / p->n_kv_heads, g = bg % p->n_kv_heads;
     size_t at = (size_t)kb * J->M;
-    for (int hl = 0; hl < att_heads_in(J, h0); hl++)
-        for (int il = 0; il < nq; il++) {
+    int nh = att_heads_in(J, h0);
+    for (int il = 0; il < nq; il++) {
+        if (att_tune.prefetch && il + 2 < nq)
+            att_prefetch_write(J->out + ((b * n + q0 + il + 2) * H + g * J->rep
+                                         + h0) * d, (size_t)nh * d);
+        for (int hl = 0; hl < nh; hl++) {
             size_t r = at + (size_t)(hl * J->bq + il);
             long h = g * J->rep + h0 + hl;
             float *o = J->out + ((b * n + q0 + il) * H + h) * d;
@@ -2024,6 +2082,7 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
                 p->lse[(b * n + q0 + il) * H + h] =
                     att_lse(w->m[r], w->l[r]);
         }
+    }
     if (bad) atomic_store(&J->bad, 1);
 }
 static void att_store_partial(att_job *J, att_ws *w, long it);

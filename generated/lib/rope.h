@@ -319,7 +319,8 @@ int rope_npy_write(const char *path, const float *data, int ndim,
 void rope_npy_free(rope_npy *a);
 double rope_exp2_poly_bound(void); /* bound of eq. attention-exp2 */
 enum { ROPE_TUNE_STEP, ROPE_TUNE_TAYLOR, ROPE_TUNE_ITEM_BLOCKS,
-       ROPE_TUNE_ROWS, ROPE_TUNE_PACK, ROPE_TUNE_REDUCE };
+       ROPE_TUNE_ROWS, ROPE_TUNE_PACK, ROPE_TUNE_REDUCE, ROPE_TUNE_SIX,
+       ROPE_TUNE_PREFETCH };
 int rope_attention_tune(int knob, int value); /* measurements only */
 int rope_bf16_native(rope_simd s);
 uint16_t rope_bf16_round(float x);

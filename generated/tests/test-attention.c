@@ -522,6 +522,49 @@ START_TEST(test_attention_pack_and_rows_change_no_bit)
     }
 }
 END_TEST
+START_TEST(test_attention_six_rows_and_prefetch_change_no_bit)
+{
+    static const int shape[7][6] = { /* n, kv_len, heads, kv, d, causal */
+        {300, 300, 8, 2, 64, 1}, {250, 400, 12, 4, 48, 0},
+        {1, 777, 16, 2, 64, 1}, {200, 200, 4, 4, 96, 1},
+        {130, 130, 6, 2, 160, 1}, {90, 150, 3, 1, 2, 0},
+        {1, 500, 8, 1, 80, 1}
+    };
+    rope_simd paths[3];
+    int np = att_paths(paths);
+    int six = rope_attention_tune(ROPE_TUNE_SIX, 1);
+    int pre = rope_attention_tune(ROPE_TUNE_PREFETCH, 1);
+    for (int s = 0; s < 7; s++) {
+        att_problem a;
+        const int *sh = shape[s];
+        att_make(&a, sh[0], sh[1], sh[2], sh[3], sh[4], 5, 301 + s);
+        a.p.causal = sh[5];
+        a.p.n_threads = 1 + s % 2;
+        float *ref = malloc(sizeof(float) * a.nq);
+        float *got = malloc(sizeof(float) * a.nq);
+        ck_assert(ref && got);
+        for (int pi = 0; pi < np; pi++) {
+            a.p.simd = paths[pi];
+            ck_assert_int_eq(rope_attention(ref, a.q, a.k, a.v, &a.p), 0);
+            for (int off = 0; off < 2; off++) {
+                rope_attention_tune(off ? ROPE_TUNE_PREFETCH : ROPE_TUNE_SIX,
+                                    0);
+                ck_assert_int_eq(rope_attention(got, a.q, a.k, a.v, &a.p),
+                                 0);
+                ck_assert_msg(!memcmp(ref, got, sizeof(float) * a.nq),
+                              "shape %d path %s: %s changed the output", s,
+                              rope_simd_name(paths[pi]),
+                              off ? "prefetching" : "six-row blocks");
+                rope_attention_tune(off ? ROPE_TUNE_PREFETCH : ROPE_TUNE_SIX,
+                                    1);
+            }
+        }
+        free(ref); free(got); att_free(&a);
+    }
+    rope_attention_tune(ROPE_TUNE_SIX, six);
+    rope_attention_tune(ROPE_TUNE_PREFETCH, pre);
+}
+END_TEST
 START_TEST(test_attention_decode_equals_prefill)
 {
     enum { N = 600, H = 8, HKV = 2, D = 96 };
@@ -1382,6 +1425,7 @@ Suite *attention_suite(void)
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
     tcase_add_test(tc, test_attention_threads_bit_identical);
     tcase_add_test(tc, test_attention_pack_and_rows_change_no_bit);
+    tcase_add_test(tc, test_attention_six_rows_and_prefetch_change_no_bit);
     tcase_add_test(tc, test_attention_pool_creates_no_thread_per_call);
     tcase_add_test(tc, test_attention_cache_equals_the_kernel);
     tcase_add_test(tc, test_attention_cache_decode_allocates_nothing);

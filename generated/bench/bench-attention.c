@@ -147,10 +147,11 @@ static void bench_print(const bench_row *r, const bench_row *one,
            r->naive > 0 ? 1e3 * r->naive : NAN, 1e3 * r->med,
            1e3 * r->min, 1e3 * r->max, r->gflop / r->med);
     if (rel)
-        printf("%6.1f %5.2f ", 100 * r->gflop / r->med
-               / (r->threads == 1 ? p1 : p2), one->med / r->med);
+        printf("%6.1f %5.1f %5.2f ", 100 * r->gflop / r->med
+               / (r->threads == 1 ? p1 : p2),
+               100 * r->gflop / r->med / r->peak, one->med / r->med);
     else
-        printf("%6s %5s ", "-", "-");
+        printf("%6s %5s %5s ", "-", "-", "-");
     printf("%6.1f %5.1f %d%s%s\n", 100 * r->rope_share, r->work_mib,
            r->tries, r->unstable ? " UNSTABLE" : "",
            rel ? "" : "  (2-thread FMA loop below the gate)");
@@ -173,6 +174,11 @@ int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "--fresh"))
         return bench_fresh_child(argc, argv);
+    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+        fprintf(stderr, "usage: bench-attention [first-edition.so]  "
+                "(make bench runs it with build/release/librope-1st.so)\n");
+        return 2;
+    }
     double peak1[2], peak2[2], mem, data, secs, rate = 0, p1, p2;
     int gate;
     bench_attn_fn first = NULL;
@@ -285,9 +291,9 @@ int main(int argc, char **argv)
            "two-thread figures %s (gate %.1fx)\n", peak2[0] / peak1[0],
            peak2[1] / peak1[1], gate ? "printed" : "withheld",
            BENCH_SCALING_GATE);
-    printf("\n%5s %5s %3s %2s %9s %9s %9s %9s %7s %6s %5s %6s %5s %s\n",
+    printf("\n%5s %5s %3s %2s %9s %9s %9s %9s %7s %6s %5s %5s %6s %5s %s\n",
            "n", "n_kv", "d", "th", "naive_ms", "med_ms", "min_ms", "max_ms",
-           "GFLOP/s", "%peak", "x2th", "rope%", "MiB", "tries");
+           "GFLOP/s", "%peak", "%own", "x2th", "rope%", "MiB", "tries");
     for (int i = 0; i < 12; i++)
         bench_print(&pre[i], &pre[i - (i % 2)], p1, p2, gate);
     for (int i = 0; i < 4; i++)
@@ -329,13 +335,16 @@ int main(int argc, char **argv)
     for (int k = 0; k < 8; k += 2) {
         const bench_row *r = &pre[4 + k], *r2 = &pre[5 + k];
         char what[64];
-        snprintf(what, sizeof what, "1. prefill n=%d d=%d 1 thr %%peak",
+        snprintf(what, sizeof what, "1. prefill n=%d d=%d 1 thr %% own peak",
                  r->n, r->d);
-        bench_verdict_line(what, 100 * r->gflop / r->med / p1, "%", 75, 0,
+        bench_verdict_line(what, 100 * r->gflop / r->med / r->peak, "%", 75, 0,
                            r->unstable ? "row unstable"
                            : gate && !(r->med / r2->med <= BENCH_SCALING_MAX)
                            ? "slower than its 2-thread row allows: disturbed"
                            : NULL);
+        printf("  %-40s %8.2f%%  (larger of the peaks before and after)\n",
+               "   the same against the run's peak", 100 * r->gflop / r->med
+               / p1);
         snprintf(what, sizeof what, "1. prefill n=%d d=%d 2 thr / 1 thr",
                  r->n, r->d);
         bench_verdict_line(what, r->med / r2->med, "x", 1.8, 0,

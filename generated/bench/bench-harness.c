@@ -98,7 +98,7 @@ int bench_run(bench_row *r, double naive_budget,
               double *naive_rate)
 {
     bench_case k;
-    double tr[64], tn[64], sh[64], warm;
+    double tr[64], tn[64], sh[64], pk[64], warm;
     int e = bench_open(&k, r, NULL);
     r->naive = -1;
     r->rope_share = NAN;
@@ -118,9 +118,11 @@ int bench_run(bench_row *r, double naive_budget,
             e = bench_step(&k, rope, rope ? &tr[i] : &tn[i]);
         }
         sh[i] = (tr[i] - tn[i]) / tr[i];
+        pk[i] = rope_fma_peak(ROPE_SIMD_AUTO, r->threads, 0);
     }
     r->allocs = rope_attention_allocations() - a0;
     if (!e) {
+        r->peak = bench_median(pk, r->reps);
         r->med_norope = bench_median(tn, r->reps);
         r->rope_share = bench_median(sh, r->reps);
         bench_summarise(r, tr, r->reps);

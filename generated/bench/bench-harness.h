@@ -18,6 +18,7 @@ typedef struct {
     int unstable; /* still disturbed after the last attempt */
     rope_dtype dtype; /* p.kv_dtype */
     long allocs; /* library allocations in the timed calls */
+    double peak; /* FMA loop between the repetitions, GFLOP/s */
 } bench_row;
 typedef int (*bench_attn_fn)(float *out, const float *q, const float *k,
                              const float *v,

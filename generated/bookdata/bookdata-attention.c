@@ -680,6 +680,31 @@ int bookdata_attention(const char *dir)
             for (int i = 0; i < 6; i++) free(b[i]);
         }
     }
+    fprintf(stderr, "bookdata: attention: spinning pool\n");
+    {
+        bench_row one = {.n = 1, .kv = 4096, .d = 64, .threads = 1,
+                         .causal = 1, .reps = 1, .rotated = 1};
+        bench_row two = one;
+        two.threads = 2;
+        bench_case k1, k2;
+        double ratio[51], t[2], w;
+        int e = bench_open(&k1, &one, NULL) || bench_open(&k2, &two, NULL);
+        int on = rope_attention_tune(ROPE_TUNE_SPIN, 1);
+        e = e || bench_step(&k2, 1, &w);
+        for (int i = 0; !e && i < 51; i++) {
+            for (int h = 0; h < 2 && !e; h++) {
+                int use = (h + i) % 2; /* 0: without the spin, 1: with */
+                rope_attention_tune(ROPE_TUNE_SPIN, use ? on : 0);
+                e = bench_step(&k1, 1, &w) || bench_step(&k2, 1, &t[use]);
+            }
+            ratio[i] = t[0] / t[1];
+        }
+        rope_attention_tune(ROPE_TUNE_SPIN, on);
+        bench_close(&k1);
+        bench_close(&k2);
+        if (e) return 1;
+        bd_def(f, "attention-tune-spin-decode", "%.2f", bench_median(ratio, 51));
+    }
     bd_close(f);
     return 0;
 }

@@ -38,9 +38,9 @@ static const float att_exp2_t[8] = {
             * ATT_LN2 * ATT_LN2 / 5040)
 };
 typedef struct {
-    int step, taylor, ib, rows, pack, reduce, six, prefetch;
+    int step, taylor, ib, rows, pack, reduce, six, prefetch, spin;
 } att_tuning;
-static att_tuning att_tune = { 1, 0, ATT_IB, 1, 1, 1, 1, 1 };
+static att_tuning att_tune = { 1, 0, ATT_IB, 1, 1, 1, 1, 1, 1 };
 /* rotate x [1, len, heads, d] in place from table row pos0 */
 static int att_rotate_tensor(float *x, int len, int heads, int d,
                              long pos0, const rope_attention_params *p)
@@ -1371,7 +1371,8 @@ int rope_attention_tune(int knob, int value)
             : knob == ROPE_TUNE_PACK ? &att_tune.pack
             : knob == ROPE_TUNE_REDUCE ? &att_tune.reduce
             : knob == ROPE_TUNE_SIX ? &att_tune.six
-            : knob == ROPE_TUNE_PREFETCH ? &att_tune.prefetch : NULL;
+            : knob == ROPE_TUNE_PREFETCH ? &att_tune.prefetch
+            : knob == ROPE_TUNE_SPIN ? &att_tune.spin : NULL;
     int hi = knob == ROPE_TUNE_ITEM_BLOCKS ? ATT_IB : 1;
     int lo = knob == ROPE_TUNE_ITEM_BLOCKS ? 1 : 0;
     if (!sw || value < lo || value > hi) return -1;
@@ -2188,34 +2189,77 @@ static void *att_worker(void *arg)
     return NULL;
 }
 #define ATT_MAX_THREADS 256
+#define ATT_SPIN_NS ROPE_ATTENTION_SPIN_NS
 static struct {
     pthread_mutex_t mu, busy;
     pthread_cond_t go, idle;
     pthread_t th[ATT_MAX_THREADS];
     int id[ATT_MAX_THREADS];
-    int n, want, running, stop; /* threads, in this pass, not done */
-    long gen;
+    int n, want, stop, sleepers; /* threads, in this pass, asleep */
+    long spin_ns; /* the poster's ATT_SPIN_NS, or 0 */
+    atomic_int running; /* not done with this pass */
+    atomic_long gen;
     att_job *job;
 } att_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
               .busy = PTHREAD_MUTEX_INITIALIZER,
               .go = PTHREAD_COND_INITIALIZER,
               .idle = PTHREAD_COND_INITIALIZER};
+static long att_spin_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long)t.tv_sec * 1000000000L + t.tv_nsec;
+}
+static void att_spin_pause(void)
+{
+#if ATT_X86
+    _mm_pause();
+#endif
+}
+static int att_gen_moved(long seen)
+{
+    return atomic_load(&att_pool.gen) != seen;
+}
+static int att_all_done(long unused)
+{
+    (void)unused;
+    return atomic_load(&att_pool.running) == 0;
+}
+static int att_spin(int (*ready)(long), long arg, long ns)
+{
+    long end = att_spin_now_ns() + ns;
+    for (int i = 1;; i++) {
+        if (ready(arg)) return 1;
+        att_spin_pause();
+        if (i % 64 == 0 && att_spin_now_ns() > end) return 0;
+    }
+}
 static void *att_pool_main(void *arg)
 {
     int id = *(const int *)arg;
-    long seen = 0;
-    pthread_mutex_lock(&att_pool.mu);
+    long seen = 0, spin = 0;
     for (;;) {
-        while (!att_pool.stop && att_pool.gen == seen)
+        if (spin > 0) att_spin(att_gen_moved, seen, spin);
+        pthread_mutex_lock(&att_pool.mu);
+        while (!att_pool.stop && atomic_load(&att_pool.gen) == seen) {
+            att_pool.sleepers++;
             pthread_cond_wait(&att_pool.go, &att_pool.mu);
+            att_pool.sleepers--;
+        }
         if (att_pool.stop) break;
-        seen = att_pool.gen;
-        if (id >= att_pool.want) continue;
+        seen = atomic_load(&att_pool.gen);
+        spin = att_pool.spin_ns;
+        if (id >= att_pool.want) {
+            pthread_mutex_unlock(&att_pool.mu);
+            continue;
+        }
         att_job *J = att_pool.job;
         pthread_mutex_unlock(&att_pool.mu);
         att_worker(J);
         pthread_mutex_lock(&att_pool.mu);
-        if (--att_pool.running == 0) pthread_cond_signal(&att_pool.idle);
+        if (atomic_fetch_sub(&att_pool.running, 1) == 1)
+            pthread_cond_signal(&att_pool.idle);
+        pthread_mutex_unlock(&att_pool.mu);
     }
     pthread_mutex_unlock(&att_pool.mu);
     return NULL;
@@ -2224,6 +2268,7 @@ static void att_pool_stop(void)
 {
     pthread_mutex_lock(&att_pool.mu);
     att_pool.stop = 1;
+    atomic_fetch_add(&att_pool.gen, 1); /* ends the spins */
     pthread_cond_broadcast(&att_pool.go);
     pthread_mutex_unlock(&att_pool.mu);
     for (int i = 0; i < att_pool.n; i++) pthread_join(att_pool.th[i], NULL);
@@ -2240,7 +2285,8 @@ static void att_pool_child(void)
     pthread_mutex_init(&att_pool.busy, NULL);
     pthread_cond_init(&att_pool.go, NULL);
     pthread_cond_init(&att_pool.idle, NULL);
-    att_pool.n = att_pool.want = att_pool.running = 0;
+    att_pool.n = att_pool.want = att_pool.sleepers = 0;
+    atomic_store(&att_pool.running, 0);
 }
 static void att_pool_setup(void)
 {
@@ -2268,17 +2314,20 @@ static int att_pool_post(att_job *J, int h)
         att_pool.n++;
     }
     att_pool.job = J;
-    att_pool.want = att_pool.running = h < att_pool.n ? h : att_pool.n;
-    att_pool.gen++;
-    pthread_cond_broadcast(&att_pool.go);
+    att_pool.spin_ns = att_tune.spin ? ATT_SPIN_NS : 0;
+    att_pool.want = h < att_pool.n ? h : att_pool.n;
+    atomic_store(&att_pool.running, att_pool.want);
+    atomic_fetch_add(&att_pool.gen, 1);
+    if (att_pool.sleepers > 0) pthread_cond_broadcast(&att_pool.go);
     pthread_mutex_unlock(&att_pool.mu);
     return 1;
 }
 static void att_pool_wait(int posted)
 {
     if (!posted) return;
+    if (att_tune.spin) att_spin(att_all_done, 0, ATT_SPIN_NS);
     pthread_mutex_lock(&att_pool.mu);
-    while (att_pool.running > 0)
+    while (atomic_load(&att_pool.running) > 0)
         pthread_cond_wait(&att_pool.idle, &att_pool.mu);
     pthread_mutex_unlock(&att_pool.mu);
     pthread_mutex_unlock(&att_pool.busy);

@@ -320,7 +320,7 @@ void rope_npy_free(rope_npy *a);
 double rope_exp2_poly_bound(void); /* bound of eq. attention-exp2 */
 enum { ROPE_TUNE_STEP, ROPE_TUNE_TAYLOR, ROPE_TUNE_ITEM_BLOCKS,
        ROPE_TUNE_ROWS, ROPE_TUNE_PACK, ROPE_TUNE_REDUCE, ROPE_TUNE_SIX,
-       ROPE_TUNE_PREFETCH };
+       ROPE_TUNE_PREFETCH, ROPE_TUNE_SPIN };
 int rope_attention_tune(int knob, int value); /* measurements only */
 int rope_bf16_native(rope_simd s);
 uint16_t rope_bf16_round(float x);
@@ -339,6 +339,7 @@ double rope_bf16_dot_peak(double seconds);
 double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
                              double vmax);
 enum { ROPE_ATTENTION_PACK_MIB = 32 }; /* packed tiles of a prefill */
+#define ROPE_ATTENTION_SPIN_NS 1000000L /* pool threads spin, then sleep */
 double rope_ring_model_layer(const rope_ring_model *m, int n_ranks,
                              double *compute_s, double *comm_s);
 long rope_ring_model_min_block(const rope_ring_model *m);

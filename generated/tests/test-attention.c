@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "tests.h"
 
@@ -430,6 +431,44 @@ START_TEST(test_attention_pool_creates_no_thread_per_call)
     }
     free(out);
     att_free(&a);
+}
+END_TEST
+static double att_cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+static void att_pause_ns(long ns)
+{
+    struct timespec t = {ns / 1000000000L, ns % 1000000000L};
+    while (nanosleep(&t, &t) != 0) {}
+}
+START_TEST(test_attention_pool_spins_then_sleeps)
+{
+    att_problem a;
+    att_make(&a, 1, 2048, 8, 2, 64, 0, 77);
+    a.p.causal = 1;
+    float *ref = malloc(sizeof(float) * a.nq);
+    float *out = malloc(sizeof(float) * a.nq);
+    ck_assert(ref && out);
+    a.p.n_threads = 1;
+    ck_assert_int_eq(rope_attention(ref, a.q, a.k, a.v, &a.p), 0);
+    a.p.n_threads = 4;
+    for (int i = 0; i < 24; i++) {
+        if (i % 3 == 2) att_pause_ns(2 * ROPE_ATTENTION_SPIN_NS);
+        ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
+        ck_assert_msg(!memcmp(ref, out, sizeof(float) * a.nq),
+                      "step %d differs from one thread", i);
+    }
+    att_pause_ns(3 * ROPE_ATTENTION_SPIN_NS);
+    double c0 = att_cpu_now();
+    att_pause_ns(20 * ROPE_ATTENTION_SPIN_NS);
+    double used = att_cpu_now() - c0;
+    ck_assert_msg(used < 0.1 * 20 * ROPE_ATTENTION_SPIN_NS * 1e-9,
+                  "idle pool used %.3f ms of CPU in %.0f ms", 1e3 * used,
+                  20 * ROPE_ATTENTION_SPIN_NS * 1e-6);
+    free(ref); free(out); att_free(&a);
 }
 END_TEST
 START_TEST(test_attention_threads_bit_identical)
@@ -1427,6 +1466,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_pack_and_rows_change_no_bit);
     tcase_add_test(tc, test_attention_six_rows_and_prefetch_change_no_bit);
     tcase_add_test(tc, test_attention_pool_creates_no_thread_per_call);
+    tcase_add_test(tc, test_attention_pool_spins_then_sleeps);
     tcase_add_test(tc, test_attention_cache_equals_the_kernel);
     tcase_add_test(tc, test_attention_cache_decode_allocates_nothing);
     tcase_add_test(tc, test_attention_decode_equals_prefill);

@@ -444,7 +444,7 @@ static void att_pause_ns(long ns)
     struct timespec t = {ns / 1000000000L, ns % 1000000000L};
     while (nanosleep(&t, &t) != 0) {}
 }
-START_TEST(test_attention_pool_spins_then_sleeps)
+START_TEST(test_attention_pool_spin)
 {
     att_problem a;
     att_make(&a, 1, 2048, 8, 2, 64, 0, 77);
@@ -561,7 +561,7 @@ START_TEST(test_attention_pack_and_rows_change_no_bit)
     }
 }
 END_TEST
-START_TEST(test_attention_six_rows_and_prefetch_change_no_bit)
+START_TEST(test_attention_six_rows_bits)
 {
     static const int shape[7][6] = { /* n, kv_len, heads, kv, d, causal */
         {300, 300, 8, 2, 64, 1}, {250, 400, 12, 4, 48, 0},
@@ -1464,9 +1464,9 @@ Suite *attention_suite(void)
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
     tcase_add_test(tc, test_attention_threads_bit_identical);
     tcase_add_test(tc, test_attention_pack_and_rows_change_no_bit);
-    tcase_add_test(tc, test_attention_six_rows_and_prefetch_change_no_bit);
+    tcase_add_test(tc, test_attention_six_rows_bits);
     tcase_add_test(tc, test_attention_pool_creates_no_thread_per_call);
-    tcase_add_test(tc, test_attention_pool_spins_then_sleeps);
+    tcase_add_test(tc, test_attention_pool_spin);
     tcase_add_test(tc, test_attention_cache_equals_the_kernel);
     tcase_add_test(tc, test_attention_cache_decode_allocates_nothing);
     tcase_add_test(tc, test_attention_decode_equals_prefill);

@@ -147,11 +147,18 @@ static void bench_print(const bench_row *r, const bench_row *one,
            r->naive > 0 ? 1e3 * r->naive : NAN, 1e3 * r->med,
            1e3 * r->min, 1e3 * r->max, r->gflop / r->med);
     if (rel)
-        printf("%6.1f %5.1f %5.2f ", 100 * r->gflop / r->med
-               / (r->threads == 1 ? p1 : p2),
-               100 * r->gflop / r->med / r->peak, one->med / r->med);
+        printf("%6.1f ", 100 * r->gflop / r->med
+               / (r->threads == 1 ? p1 : p2));
     else
-        printf("%6s %5s %5s ", "-", "-", "-");
+        printf("%6s ", "-");
+    if (rel && !isnan(r->peak)) /* decode rows have no own peak */
+        printf("%5.1f ", 100 * r->gflop / r->med / r->peak);
+    else
+        printf("%5s ", "-");
+    if (rel)
+        printf("%5.2f ", one->med / r->med);
+    else
+        printf("%5s ", "-");
     printf("%6.1f %5.1f %d%s%s\n", 100 * r->rope_share, r->work_mib,
            r->tries, r->unstable ? " UNSTABLE" : "",
            rel ? "" : "  (2-thread FMA loop below the gate)");

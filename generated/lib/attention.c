@@ -2204,12 +2204,7 @@ static struct {
               .busy = PTHREAD_MUTEX_INITIALIZER,
               .go = PTHREAD_COND_INITIALIZER,
               .idle = PTHREAD_COND_INITIALIZER};
-static long att_spin_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long)t.tv_sec * 1000000000L + t.tv_nsec;
-}
+static double att_now(void); /* the clock of the peak measurements */
 static void att_spin_pause(void)
 {
 #if ATT_X86
@@ -2227,11 +2222,11 @@ static int att_all_done(long unused)
 }
 static int att_spin(int (*ready)(long), long arg, long ns)
 {
-    long end = att_spin_now_ns() + ns;
+    double end = att_now() + 1e-9 * (double)ns;
     for (int i = 1;; i++) {
         if (ready(arg)) return 1;
         att_spin_pause();
-        if (i % 64 == 0 && att_spin_now_ns() > end) return 0;
+        if (i % 64 == 0 && att_now() > end) return 0;
     }
 }
 static void *att_pool_main(void *arg)
@@ -2325,7 +2320,7 @@ static int att_pool_post(att_job *J, int h)
 static void att_pool_wait(int posted)
 {
     if (!posted) return;
-    if (att_tune.spin) att_spin(att_all_done, 0, ATT_SPIN_NS);
+    if (att_pool.spin_ns > 0) att_spin(att_all_done, 0, att_pool.spin_ns);
     pthread_mutex_lock(&att_pool.mu);
     while (atomic_load(&att_pool.running) > 0)
         pthread_cond_wait(&att_pool.idle, &att_pool.mu);

@@ -49,6 +49,12 @@ static void att_make(att_problem *a, int n, int nkv, int h, int hkv,
     a->p.freqs_cos = a->cos;
     a->p.freqs_sin = a->sin;
 }
+static void att_make_shape(att_problem *a, const int *sh, long start,
+                           uint64_t seed)
+{
+    att_make(a, sh[0], sh[1], sh[2], sh[3], sh[4], start, seed);
+    a->p.causal = sh[5];
+}
 static void att_free(att_problem *a)
 {
     free(a->q); free(a->k); free(a->v); free(a->cos); free(a->sin);
@@ -514,8 +520,7 @@ START_TEST(test_attention_pack_and_rows_change_no_bit)
     for (int s = 0; s < 4; s++) {
         att_problem a;
         const int *sh = shape[s];
-        att_make(&a, sh[0], sh[1], sh[2], sh[3], sh[4], 3, 91 + s);
-        a.p.causal = sh[5];
+        att_make_shape(&a, sh, 3, 91 + s);
         a.p.n_threads = 1 + s % 3;
         float *ref = malloc(sizeof(float) * a.nq);
         float *got = malloc(sizeof(float) * a.nq);
@@ -576,8 +581,7 @@ START_TEST(test_attention_six_rows_bits)
     for (int s = 0; s < 7; s++) {
         att_problem a;
         const int *sh = shape[s];
-        att_make(&a, sh[0], sh[1], sh[2], sh[3], sh[4], 5, 301 + s);
-        a.p.causal = sh[5];
+        att_make_shape(&a, sh, 5, 301 + s);
         a.p.n_threads = 1 + s % 2;
         float *ref = malloc(sizeof(float) * a.nq);
         float *got = malloc(sizeof(float) * a.nq);

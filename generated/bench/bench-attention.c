@@ -173,7 +173,8 @@ static void bench_verdict_line(const char *what, double value,
     else printf("%8.2f%-2s", value, unit);
     printf(" target %s %5.2f%-2s %s", at_most ? "<=" : ">=", target, unit,
            bench_verdict_name(v));
-    if (v == BENCH_NOT_MEASURED) printf(" (%s)", reason ? reason : "NaN");
+    if (v == BENCH_NOT_MEASURED)
+        printf(" (%s)", reason ? reason : "not a finite number");
     printf("\n");
 }
 

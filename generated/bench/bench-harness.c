@@ -237,7 +237,7 @@ double bench_drift(double before, double after)
 }
 bench_verdict bench_accept(double value, double target, int at_most)
 {
-    if (isnan(value)) return BENCH_NOT_MEASURED;
+    if (!isfinite(value)) return BENCH_NOT_MEASURED;
     return (at_most ? value <= target : value >= target) ? BENCH_MET
                                                         : BENCH_NOT_MET;
 }

@@ -1054,6 +1054,8 @@ START_TEST(test_bench_gate_and_verdicts)
     ck_assert_int_eq(bench_accept(1, 0, 1), BENCH_NOT_MET);
     ck_assert_int_eq(bench_accept(NAN, 75, 0), BENCH_NOT_MEASURED);
     ck_assert_int_eq(bench_accept(NAN, 0, 1), BENCH_NOT_MEASURED);
+    ck_assert_int_eq(bench_accept(INFINITY, 75, 0), BENCH_NOT_MEASURED);
+    ck_assert_int_eq(bench_accept(-INFINITY, 0, 1), BENCH_NOT_MEASURED);
     ck_assert_str_eq(bench_verdict_name(BENCH_NOT_MET), "not met");
     bench_row one = {0}, two = {0};
     one.med = 2.0;

@@ -187,7 +187,7 @@ int main(int argc, char **argv)
                 "(make bench runs it with build/release/librope-1st.so)\n");
         return 2;
     }
-    double peak1[2], peak2[2], mem, data, secs, rate = 0, p1, p2;
+    double peak1[2], peak2[2], share[2], mem, data, secs, rate = 0, p1, p2;
     int gate;
     bench_attn_fn first = NULL;
     char why[256];
@@ -204,6 +204,7 @@ int main(int argc, char **argv)
            rope_simd_name(rope_simd_resolve(ROPE_SIMD_AUTO)),
            has_bf16 ? "present" : "absent");
     bench_peaks(&peak1[0], &peak2[0], "before");
+    share[0] = rope_fma_load_share(ROPE_SIMD_AUTO, 0.3);
     printf("triad bandwidth %.1f GB/s\n", rope_triad_bandwidth(0.5));
     bench_progress("n=32768 memory check (2 threads)");
     if (bench_memory(&mem, &data, &secs)) return 1;
@@ -283,6 +284,7 @@ int main(int argc, char **argv)
             return 1;
     }
     bench_peaks(&peak1[1], &peak2[1], "after");
+    share[1] = rope_fma_load_share(ROPE_SIMD_AUTO, 0.3);
     p1 = fmax(peak1[0], peak1[1]);
     p2 = fmax(peak2[0], peak2[1]);
     gate = bench_scales(peak1[0], peak2[0]) && bench_scales(peak1[1], peak2[1]);
@@ -299,6 +301,9 @@ int main(int argc, char **argv)
            "two-thread figures %s (gate %.1fx)\n", peak2[0] / peak1[0],
            peak2[1] / peak1[1], gate ? "printed" : "withheld",
            BENCH_SCALING_GATE);
+    if (share[0] > 0)
+        printf("with the score kernel's loads: %.1f%% of the FMA loop "
+               "before, %.1f%% after\n", 100 * share[0], 100 * share[1]);
     printf("\n%5s %5s %3s %2s %9s %9s %9s %9s %7s %6s %5s %5s %6s %5s %s\n",
            "n", "n_kv", "d", "th", "naive_ms", "med_ms", "min_ms", "max_ms",
            "GFLOP/s", "%peak", "%own", "x2th", "rope%", "MiB", "tries");
@@ -340,6 +345,10 @@ int main(int argc, char **argv)
                    f32[j].unstable || bf[j].unstable ? " UNSTABLE" : "");
     }
     printf("\nacceptance (issue 14), medians of this run\n");
+    if (share[0] > 0)
+        printf("  (the score kernel's loads and FMAs alone ran at %.1f%% and "
+               "%.1f%% of the\n   FMA loop's speed, before and after the "
+               "rows)\n", 100 * share[0], 100 * share[1]);
     for (int k = 0; k < 8; k += 2) {
         const bench_row *r = &pre[4 + k], *r2 = &pre[5 + k];
         char what[64];

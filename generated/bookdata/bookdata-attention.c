@@ -195,6 +195,8 @@ int bookdata_attention(const char *dir)
     peak2 = rope_fma_peak(ROPE_SIMD_AUTO, 2, 0.3);
     bw = rope_triad_bandwidth(0.3);
     bd_def(f, "attention-bw", "%.0f", bw);
+    bd_def(f, "attention-load-share", "%.0f",
+           100 * rope_fma_load_share(ROPE_SIMD_AUTO, 0.3));
     bd_def(f, "attention-l1-kib", "%ld", l1 > 0 ? l1 / 1024 : 0);
     bd_def(f, "attention-l2-kib", "%ld", l2 > 0 ? l2 / 1024 : 0);
     long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);

@@ -2631,6 +2631,62 @@ double rope_fma_peak(rope_simd s, int n_threads, double seconds)
     } while (att_now() < end);
     return best;
 }
+#if ATT_X86
+static T512 float att_fma_loads_512(long iters, const float *buf)
+{
+    __m512 acc[6][4], sum = _mm512_setzero_ps();
+#pragma GCC unroll 6
+    for (int a = 0; a < 6; a++)
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) acc[a][c] = _mm512_setzero_ps();
+    for (long it = 0; it < iters; it++) {
+        const float *kr = buf + 64 * (it & 15), *q = buf + 1024 + (it & 63);
+        __m512 k[4];
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) k[c] = _mm512_load_ps(kr + 16 * c);
+#pragma GCC unroll 6
+        for (int a = 0; a < 6; a++) {
+            __m512 b = _mm512_set1_ps(q[64 * a]);
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++)
+                acc[a][c] = _mm512_fmadd_ps(b, k[c], acc[a][c]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int a = 0; a < 6; a++)
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) sum = _mm512_add_ps(sum, acc[a][c]);
+    return _mm512_reduce_add_ps(sum);
+}
+#endif
+double rope_fma_load_share(rope_simd s, double seconds)
+{
+    enum { R = 200000, MAXP = 101 };
+    double r[MAXP];
+    int n = 0;
+    (void)seconds; /* unused where there is no AVX-512 */
+    if (rope_simd_resolve(s) != ROPE_SIMD_AVX512) return 0;
+#if ATT_X86
+    double end = att_now() + seconds;
+    _Alignas(64) float buf[1536];
+    float (*volatile chains)(long, float) = att_fma_chains_512;
+    float (*volatile loads)(long, const float *) = att_fma_loads_512;
+    for (int i = 0; i < 1536; i++) buf[i] = 1e-3f * (float)(i % 7 + 1);
+    do {
+        double t0 = att_now();
+        float x = chains(2L * R, 1.0f);
+        double t1 = att_now();
+        float y = loads(R, buf);
+        double t2 = att_now();
+        if (x == x && y == y) r[n++] = (t1 - t0) / (t2 - t1);
+    } while (n < MAXP && att_now() < end);
+#endif
+    for (int i = 1; i < n; i++) /* insertion sort, then the median */
+        for (int j = i; j > 0 && r[j - 1] > r[j]; j--) {
+            double t = r[j]; r[j] = r[j - 1]; r[j - 1] = t;
+        }
+    return n ? (n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2])) : 0;
+}
 double rope_triad_bandwidth(double seconds)
 {
     size_t n = (size_t)1 << 23;

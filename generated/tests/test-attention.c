@@ -367,6 +367,16 @@ START_TEST(test_attention_bf16_amx_arithmetic)
     ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX2), 0);
 }
 END_TEST
+START_TEST(test_fma_load_share)
+{
+    ck_assert_double_eq(rope_fma_load_share(ROPE_SIMD_SCALAR, 0.01), 0);
+    ck_assert_double_eq(rope_fma_load_share(ROPE_SIMD_AVX2, 0.01), 0);
+    if (rope_simd_available(ROPE_SIMD_AVX512)) {
+        double r = rope_fma_load_share(ROPE_SIMD_AVX512, 0.01);
+        ck_assert(isfinite(r) && r > 0);
+    }
+}
+END_TEST
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define ATT_SWEEP_MAX_LEN 257
 #else
@@ -1466,6 +1476,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_bf16_native_equals_emulation);
     tcase_add_test(tc, test_attention_bf16_threads_bit_identical);
     tcase_add_test(tc, test_attention_bf16_cache_and_bad_dtype);
+    tcase_add_test(tc, test_fma_load_share);
     tcase_add_test(tc, test_attention_two_keys_closed_form);
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
     tcase_add_test(tc, test_attention_threads_bit_identical);

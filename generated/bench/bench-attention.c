@@ -338,9 +338,10 @@ int main(int argc, char **argv)
         else
             printf("  d=%2d float32 %.1f ms [%.1f, %.1f], bf16 %.1f ms "
                    "[%.1f, %.1f], %.1f%% of the float32 FMA peak, speed "
-                   "ratio %.2fx, tries %d%s\n", ds[j], 1e3 * f32[j].med, 1e3 * f32[j].min,
-                   1e3 * f32[j].max, 1e3 * bf[j].med, 1e3 * bf[j].min,
-                   1e3 * bf[j].max, 100 * bf[j].gflop / bf[j].med / p1,
+                   "ratio %.2fx, tries %d%s\n", ds[j], 1e3 * f32[j].med,
+                   1e3 * f32[j].min, 1e3 * f32[j].max, 1e3 * bf[j].med,
+                   1e3 * bf[j].min, 1e3 * bf[j].max,
+                   100 * bf[j].gflop / bf[j].med / p1,
                    f32[j].med / bf[j].med, bf[j].tries,
                    f32[j].unstable || bf[j].unstable ? " UNSTABLE" : "");
     }

@@ -1,5 +1,6 @@
 /* bench-harness.c: timing, rows and the memory check of chapter 5. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,19 @@ double bench_now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+double bench_cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void bench_sleep_ns(long ns)
+{
+    struct timespec t = {ns / 1000000000L, ns % 1000000000L};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
 }
 
 static int bench_cmp(const void *a, const void *b)
@@ -119,10 +133,7 @@ int bench_run(bench_row *r, double naive_budget,
         }
         sh[i] = (tr[i] - tn[i]) / tr[i];
         if (!r->rotated) {
-            if (r->threads > 1) {
-                struct timespec ts = {0, 2 * ROPE_ATTENTION_SPIN_NS};
-                nanosleep(&ts, NULL);
-            }
+            if (r->threads > 1) bench_sleep_ns(2 * ROPE_ATTENTION_SPIN_NS);
             pk[i] = rope_fma_peak(ROPE_SIMD_AUTO, r->threads, 0);
         }
     }

@@ -50,6 +50,8 @@ typedef enum {
 } bench_verdict;
 #define BOOK_NOISE_SPREAD 0.5 /* [min, max] wider: noise */
 double bench_now(void);
+double bench_cpu_now(void);
+void bench_sleep_ns(long ns);
 double bench_median(double *t, int n);
 int bench_setup(const bench_row *r, rope_attention_params *p,
                 float **buf);

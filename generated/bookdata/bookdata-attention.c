@@ -54,12 +54,6 @@ static double att_book_median3(const double *x)
     double a = x[0], b = x[1], c = x[2];
     return fmax(fmin(a, b), fmin(fmax(a, b), c));
 }
-static double att_book_cpu(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 static double att_book_pct(const bench_row *r, double p1, double p2)
 {
     return 100 * r->gflop / r->med / (r->threads == 1 ? p1 : p2);
@@ -669,9 +663,9 @@ int bookdata_attention(const char *dir)
                     for (int h = 0; h < 2; h++) {
                         int use = (h + i) % 2; /* 0: without, 1: with */
                         rope_attention_tune(sw[k].knob, use ? on : sw[k].off);
-                        double t0 = att_book_cpu();
+                        double t0 = bench_cpu_now();
                         if (rope_attention(b[3], b[0], b[1], b[2], &p)) return 1;
-                        t[use] = att_book_cpu() - t0;
+                        t[use] = bench_cpu_now() - t0;
                     }
                     ratio[i] = t[0] / t[1];
                 }

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+#include "bench-harness.h"
 #include "tests.h"
 
 typedef struct {
@@ -449,17 +449,6 @@ START_TEST(test_attention_pool_creates_no_thread_per_call)
     att_free(&a);
 }
 END_TEST
-static double att_cpu_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-static void att_pause_ns(long ns)
-{
-    struct timespec t = {ns / 1000000000L, ns % 1000000000L};
-    while (nanosleep(&t, &t) != 0) {}
-}
 START_TEST(test_attention_pool_spin)
 {
     att_problem a;
@@ -472,15 +461,15 @@ START_TEST(test_attention_pool_spin)
     ck_assert_int_eq(rope_attention(ref, a.q, a.k, a.v, &a.p), 0);
     a.p.n_threads = 4;
     for (int i = 0; i < 24; i++) {
-        if (i % 3 == 2) att_pause_ns(2 * ROPE_ATTENTION_SPIN_NS);
+        if (i % 3 == 2) bench_sleep_ns(2 * ROPE_ATTENTION_SPIN_NS);
         ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
         ck_assert_msg(!memcmp(ref, out, sizeof(float) * a.nq),
                       "step %d differs from one thread", i);
     }
-    att_pause_ns(3 * ROPE_ATTENTION_SPIN_NS);
-    double c0 = att_cpu_now();
-    att_pause_ns(20 * ROPE_ATTENTION_SPIN_NS);
-    double used = att_cpu_now() - c0;
+    bench_sleep_ns(3 * ROPE_ATTENTION_SPIN_NS);
+    double c0 = bench_cpu_now();
+    bench_sleep_ns(20 * ROPE_ATTENTION_SPIN_NS);
+    double used = bench_cpu_now() - c0;
     ck_assert_msg(used < 0.1 * 20 * ROPE_ATTENTION_SPIN_NS * 1e-9,
                   "idle pool used %.3f ms of CPU in %.0f ms", 1e3 * used,
                   20 * ROPE_ATTENTION_SPIN_NS * 1e-6);
@@ -1017,7 +1006,6 @@ START_TEST(test_attention_overflow_is_an_error)
     }
 }
 END_TEST
-#include "bench-harness.h"
 START_TEST(test_bench_median_and_disturbed)
 {
     double odd[5] = {5, 1, 4, 2, 3}, even[4] = {4, 1, 3, 2};

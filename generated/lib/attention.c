@@ -2632,26 +2632,29 @@ double rope_fma_peak(rope_simd s, int n_threads, double seconds)
     return best;
 }
 #if ATT_X86
-static T512 float att_fma_loads_512(long iters, const float *buf)
+static T512 float att_fma_loads_512(long rounds, const float *kt,
+                                    const float *q)
 {
     __m512 acc[6][4], sum = _mm512_setzero_ps();
 #pragma GCC unroll 6
     for (int a = 0; a < 6; a++)
 #pragma GCC unroll 4
         for (int c = 0; c < 4; c++) acc[a][c] = _mm512_setzero_ps();
-    for (long it = 0; it < iters; it++) {
-        const float *kr = buf + 64 * (it & 15), *q = buf + 1024 + (it & 63);
-        __m512 k[4];
-#pragma GCC unroll 4
-        for (int c = 0; c < 4; c++) k[c] = _mm512_load_ps(kr + 16 * c);
-#pragma GCC unroll 6
-        for (int a = 0; a < 6; a++) {
-            __m512 b = _mm512_set1_ps(q[64 * a]);
+    for (long r = 0; r < rounds; r++)
+#pragma GCC unroll 2
+        for (int i = 0; i < 64; i++) {
+            __m512 k[4];
 #pragma GCC unroll 4
             for (int c = 0; c < 4; c++)
-                acc[a][c] = _mm512_fmadd_ps(b, k[c], acc[a][c]);
+                k[c] = _mm512_load_ps(kt + 64 * i + 16 * c);
+#pragma GCC unroll 6
+            for (int a = 0; a < 6; a++) {
+                __m512 b = _mm512_set1_ps(q[64 * a + i]);
+#pragma GCC unroll 4
+                for (int c = 0; c < 4; c++)
+                    acc[a][c] = _mm512_fmadd_ps(b, k[c], acc[a][c]);
+            }
         }
-    }
 #pragma GCC unroll 6
     for (int a = 0; a < 6; a++)
 #pragma GCC unroll 4
@@ -2661,22 +2664,24 @@ static T512 float att_fma_loads_512(long iters, const float *buf)
 #endif
 double rope_fma_load_share(rope_simd s, double seconds)
 {
-    enum { R = 200000, MAXP = 101 };
+    enum { R = 3125, MAXP = 101 };
     double r[MAXP];
     int n = 0;
     (void)seconds; /* unused where there is no AVX-512 */
     if (rope_simd_resolve(s) != ROPE_SIMD_AVX512) return 0;
 #if ATT_X86
     double end = att_now() + seconds;
-    _Alignas(64) float buf[1536];
+    _Alignas(64) float kt[64 * 64], q[6 * 64];
     float (*volatile chains)(long, float) = att_fma_chains_512;
-    float (*volatile loads)(long, const float *) = att_fma_loads_512;
-    for (int i = 0; i < 1536; i++) buf[i] = 1e-3f * (float)(i % 7 + 1);
+    float (*volatile loads)(long, const float *, const float *) =
+        att_fma_loads_512;
+    for (int i = 0; i < 64 * 64; i++) kt[i] = 1e-3f * (float)(i % 7 + 1);
+    for (int i = 0; i < 6 * 64; i++) q[i] = 1e-3f * (float)(i % 5 + 1);
     do {
         double t0 = att_now();
-        float x = chains(2L * R, 1.0f);
+        float x = chains(128L * R, 1.0f);
         double t1 = att_now();
-        float y = loads(R, buf);
+        float y = loads(R, kt, q);
         double t2 = att_now();
         if (x == x && y == y) r[n++] = (t1 - t0) / (t2 - t1);
     } while (n < MAXP && att_now() < end);

@@ -160,6 +160,7 @@ int bookdata_attention(const char *dir)
         .n_kv_heads = 2, .head_dim = 64, .causal = 1, .n_threads = 1
     };
     bd_def(f, "attention-max-head-dim", "%d", ROPE_ATTENTION_MAX_HEAD_DIM);
+    bd_def(f, "attention-pack-mib", "%d", ROPE_ATTENTION_PACK_MIB);
     bd_def(f, "attention-item-blocks", "%d", ROPE_ATTENTION_ITEM_BLOCKS);
     bd_def(f, "attention-ws-max-kib", "%.0f", ceil(wmax / 1024));
     bd_def(f, "attention-ws-min-threads", "%.0f",
@@ -374,6 +375,12 @@ int bookdata_attention(const char *dir)
                  "length are noise in this run (marked in the table): the "
                  "ratios describe the other work on the machine more than "
                  "the kernel.");
+    else if (fmax(s64[-1].med / s64->med, s96[-1].med / s96->med)
+             > BENCH_SCALING_MAX)
+        snprintf(verdict, sizeof verdict, "A ratio above %.1f cannot come "
+                 "from a second thread alone: the one-thread row it divides "
+                 "was slowed by other work, and the ratio says nothing about "
+                 "the kernel.", BENCH_SCALING_MAX);
     else if (ks >= 1.1)
         snprintf(verdict, sizeof verdict, "The kernel's ratios exceed the "
                  "loop's, which says only that the second core was freer "
@@ -397,17 +404,30 @@ int bookdata_attention(const char *dir)
                  "with more, is the measurement to trust.",
                  ks >= 0.7 ? "short" : "well short", BOOK_REPS_LONG);
     bd_def(f, "attention-scaling-verdict", "%s", verdict);
+    int rv[2];
+    static const char *const one[] = {
+        "noise (the runs with the rotation happened to be faster)",
+        "within the noise of its row's [min, max] interval",
+        "a small but measurable cost", "a noticeable cost"
+    };
+    static const char *const both[] = {
+        "noise (the runs with the rotation happened to be faster)",
+        "within the noise of their rows' [min, max] intervals",
+        "small but measurable costs", "noticeable costs"
+    };
     for (int j = 0; j < 2; j++) {
         const bench_row *a = &rows[4 + 2 * j];
         char key[64];
+        rv[j] = a->rope_share < 0 ? 0 : att_book_rope_noise(a) ? 1
+                : a->rope_share < 0.1 ? 2 : 3;
         snprintf(key, sizeof key, "attention-rope-verdict-%d", ds[j]);
-        bd_def(f, key, "%s", a->rope_share < 0
-               ? "noise: the runs with the rotation happened to be faster"
-               : att_book_rope_noise(a)
-               ? "within the noise of the row's [min, max] interval"
-               : a->rope_share < 0.1 ? "a small but measurable cost"
-               : "a noticeable cost");
+        bd_def(f, key, "%s", one[rv[j]]);
     }
+    if (rv[0] == rv[1])
+        bd_def(f, "attention-rope-verdict", "Both shares are %s.", both[rv[0]]);
+    else
+        bd_def(f, "attention-rope-verdict", "The share of the narrower heads "
+               "is %s, that of the wider ones %s.", one[rv[0]], one[rv[1]]);
     int up_d = att_book_pct(&rows[10], peak1, peak2)
                >= att_book_pct(&rows[8], peak1, peak2);
     int up_n = att_book_pct(&rows[8], peak1, peak2)

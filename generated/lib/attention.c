@@ -47,7 +47,7 @@ static int att_rotate_tensor(float *x, int len, int heads, int d,
 {
     size_t bytes = sizeof(float) * (size_t)len * heads * d;
     float *twin = malloc(bytes);
-    if (!twin) return 7;
+    if (!twin) return ROPE_ATTENTION_ENOMEM;
     memcpy(twin, x, bytes);
     rope_apply_rotary_pos_emb(x, twin, p->freqs_cos, p->freqs_sin,
                               1, len, heads, heads, d, pos0,

@@ -179,7 +179,7 @@ double bench_spread(const bench_row *r)
 int bench_disturbed(const bench_row *r, double spread_max)
 {
     return bench_spread(r) > spread_max
-           || (!r->rotated && r->rope_share < 0);
+           || (!r->rotated && r->rope_share < -bench_spread(r));
 }
 int bench_keep(const bench_row *best, const bench_row *next)
 {

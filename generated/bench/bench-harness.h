@@ -37,7 +37,9 @@ enum {
     BENCH_FRESH = 7, /* fresh processes per decode shape */
     BOOK_REPS = 41, /* the book: n <= 1024 */
     BOOK_REPS_LONG = 3, /* the book: n = 4096 */
-    BOOK_REPS_DECODE = 21 /* the book: decode */
+    BOOK_REPS_DECODE = 21, /* the book: decode */
+    BOOK_TUNE_PAIRS = 51, /* the book: effects, n <= 1024, and spin */
+    BOOK_TUNE_PAIRS_LONG = 11 /* the book: effects, n = 4096 */
 };
 #define BENCH_NAIVE_BUDGET 5.0 /* seconds */
 #define BOOK_NAIVE_BUDGET 1.5

@@ -213,6 +213,9 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-book-reps", "%d", BOOK_REPS);
     bd_def(f, "attention-book-reps-long", "%d", BOOK_REPS_LONG);
     bd_def(f, "attention-book-reps-decode", "%d", BOOK_REPS_DECODE);
+    bd_def(f, "attention-tune-pairs", "%d", BOOK_TUNE_PAIRS);
+    bd_def(f, "attention-tune-pairs-long", "%d", BOOK_TUNE_PAIRS_LONG);
+    bd_def(f, "attention-scaling-max", "%.1f", BENCH_SCALING_MAX);
     bd_def(f, "attention-bench-budget", "%g", BENCH_NAIVE_BUDGET);
     bd_def(f, "attention-book-budget", "%g", BOOK_NAIVE_BUDGET);
     int bq8by2 = (ROPE_ATTENTION_ROWS + 3) / 4; /* B_q for r = 4 */
@@ -273,11 +276,15 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-tries", "%d", BENCH_TRIES);
     bd_def(f, "attention-fresh", "%d", BENCH_FRESH);
     bd_def(f, "attention-gate", "%.1f", BENCH_SCALING_GATE);
+    double ps = fmin(peak2 / peak1, after2 / after1);
+    int gate = bench_scales(peak1, peak2) && bench_scales(after1, after2);
     peak1 = fmax(peak1, after1);
     peak2 = fmax(peak2, after2);
     bd_def(f, "attention-peak1", "%.0f", peak1);
+    /* one round of rope_fma_peak: 2000000 iterations of 12 FMAs of 16 lanes */
+    bd_def(f, "attention-round-ms", "%.1f", 2.0 * 12 * 16 * 2e6 / peak1 / 1e6);
     bd_def(f, "attention-peak2", "%.0f", peak2);
-    bd_def(f, "attention-peak-scaling", "%.2f", peak2 / peak1);
+    bd_def(f, "attention-peak-scaling", "%.2f", ps);
     bd_def(f, "attention-balance", "%.1f", peak1 / bw);
     FILE *t = bd_open(dir, "attention-bench.tex");
     fputs("\\begin{tabular}{rrrrrrcrrrrrr}\n\\toprule\n"
@@ -297,11 +304,14 @@ int bookdata_attention(const char *dir)
         att_book_ms(ms[0], 1e3 * r->med);
         att_book_ms(ms[1], 1e3 * r->min);
         att_book_ms(ms[2], 1e3 * r->max);
+        char pc[32] = "--"; /* two threads: only where the gate is open */
+        if (r->threads == 1 || gate)
+            snprintf(pc, sizeof pc, "%.0f", att_book_pct(r, peak1, peak2));
         fprintf(t, "%d & %d & %d & %d & %s & %s%s & [%s, %s] & "
-                "%.0f & %.0f & %s & %.2f & %.1f%s & %.1f \\\\\n",
+                "%.0f & %s & %s & %.2f & %.1f%s & %.1f \\\\\n",
                 r->n, r->kv, r->d, r->threads, nv, ms[0],
                 att_book_noisy(r) ? dag : "", ms[1], ms[2], r->gflop / r->med,
-                att_book_pct(r, peak1, peak2),
+                pc,
                 sp, r->threads == 2 ? r[-1].med / r->med : 1.0,
                 100 * r->rope_share, att_book_rope_noise(r) ? dag : "",
                 r->work_mib);
@@ -356,7 +366,6 @@ int bookdata_attention(const char *dir)
         bd_def(f, key, "%s", att_book_noisy(c)
                ? " (a median that this run marks as noise)" : "");
     }
-    double ps = peak2 / peak1;
     bd_def(f, "attention-noise-pct", "%.0f", 100 * BOOK_NOISE_SPREAD);
     bd_def(f, "attention-second-core-verdict", "%s",
            ps >= 1.8 ? "The FMA loop nearly doubled, so the second core "
@@ -674,9 +683,9 @@ int bookdata_attention(const char *dir)
             if (bench_setup(&r, &p, b)) return 1;
             p.freqs_cos = b[4]; p.freqs_sin = b[5];
             for (int k = 0; k < (int)(sizeof sw / sizeof sw[0]); k++) {
-                double ratio[51];
+                double ratio[BOOK_TUNE_PAIRS];
                 char name[64];
-                int pairs = r.n <= 1024 ? 51 : 11;
+                int pairs = r.n <= 1024 ? BOOK_TUNE_PAIRS : BOOK_TUNE_PAIRS_LONG;
                 int on = rope_attention_tune(sw[k].knob, sw[k].off);
                 for (int i = 0; i < pairs; i++) {
                     double t[2];
@@ -691,7 +700,8 @@ int bookdata_attention(const char *dir)
                 }
                 rope_attention_tune(sw[k].knob, on);
                 snprintf(name, sizeof name, "attention-tune-%s-%d", sw[k].key, r.n);
-                bd_def(f, name, "%.0f", 100 * (bench_median(ratio, pairs) - 1));
+                bd_def(f, name, "%.0f", /* + 0.0: a rounded -0 prints as 0 */
+                       round(100 * (bench_median(ratio, pairs) - 1)) + 0.0);
             }
             for (int i = 0; i < 6; i++) free(b[i]);
         }
@@ -703,11 +713,11 @@ int bookdata_attention(const char *dir)
         bench_row two = one;
         two.threads = 2;
         bench_case k1, k2;
-        double ratio[51], t[2], w;
+        double ratio[BOOK_TUNE_PAIRS], t[2], w;
         int e = bench_open(&k1, &one, NULL) || bench_open(&k2, &two, NULL);
         int on = rope_attention_tune(ROPE_TUNE_SPIN, 1);
         e = e || bench_step(&k2, 1, &w);
-        for (int i = 0; !e && i < 51; i++) {
+        for (int i = 0; !e && i < BOOK_TUNE_PAIRS; i++) {
             for (int h = 0; h < 2 && !e; h++) {
                 int use = (h + i) % 2; /* 0: without the spin, 1: with */
                 rope_attention_tune(ROPE_TUNE_SPIN, use ? on : 0);
@@ -719,7 +729,8 @@ int bookdata_attention(const char *dir)
         bench_close(&k1);
         bench_close(&k2);
         if (e) return 1;
-        bd_def(f, "attention-tune-spin-decode", "%.2f", bench_median(ratio, 51));
+        bd_def(f, "attention-tune-spin-decode", "%.2f",
+               bench_median(ratio, BOOK_TUNE_PAIRS));
     }
     bd_close(f);
     return 0;

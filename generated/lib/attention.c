@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define ATT_X86 1
@@ -2695,6 +2696,10 @@ double rope_fma_load_share(rope_simd s, double seconds)
 double rope_triad_bandwidth(double seconds)
 {
     size_t n = (size_t)1 << 23;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE); /* bytes; <= 0: unknown */
+    if (l3 > 0 && (size_t)l3 / 3 > n) n = (size_t)l3 / 3;
+#endif
     float *a = att_alloc(sizeof(float) * n);
     float *b = att_alloc(sizeof(float) * n);
     float *c = att_alloc(sizeof(float) * n);

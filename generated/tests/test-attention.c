@@ -1011,12 +1011,15 @@ START_TEST(test_bench_median_and_disturbed)
     double odd[5] = {5, 1, 4, 2, 3}, even[4] = {4, 1, 3, 2};
     ck_assert_double_eq(bench_median(odd, 5), 3);
     ck_assert_double_eq(bench_median(even, 4), 2.5);
-    bench_row r = {.med = 1.0, .min = 0.9, .max = 1.4, .rope_share = 0.01};
-    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
-    r.max = 1.41;
+    bench_row r = {.med = 1.0, .min = 0.5, .max = 1.0, .rope_share = 0.01};
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0); /* spread 0.5 */
+    r.max = 1.0078125;
     ck_assert_int_eq(bench_disturbed(&r, 0.5), 1);
-    r.max = 1.2;
-    r.rope_share = -0.001;
+    r.min = 0.875; /* spread 0.125 */
+    r.max = 1.0;
+    r.rope_share = -0.001; /* chance: inside the spread */
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
+    r.rope_share = -0.25; /* faster by twice the spread */
     ck_assert_int_eq(bench_disturbed(&r, 0.5), 1);
     r.rotated = 1; /* decode: a share near zero has no sign to trust */
     ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
@@ -1031,7 +1034,7 @@ START_TEST(test_bench_keep)
               wider = {.med = 1, .min = 0.5, .max = 2.5},
               narrow = {.med = 1, .min = 0.9, .max = 1.1},
               negative = {.med = 1, .min = 0.9, .max = 1.1,
-                          .rope_share = -0.2};
+                          .rope_share = -0.3}; /* below -spread */
     ck_assert_int_eq(bench_keep(&wide, &narrow), 1);
     ck_assert_int_eq(bench_keep(&wide, &wider), 0);
     ck_assert_int_eq(bench_keep(&wider, &wide), 1);

@@ -160,8 +160,7 @@ static void bench_print(const bench_row *r, const bench_row *one,
     else
         printf("%5s ", "-");
     const char *note = !rel ? "  (2-thread FMA loop below the gate)"
-        : r->threads > 1 && !r->rotated
-          && !(one->med / r->med <= BENCH_SCALING_MAX)
+        : r->threads > 1 && !r->rotated && bench_above_two_cores(one, r)
         ? "  (above what two cores give: the 1-thread row was disturbed)"
         : "";
     printf("%6.1f %5.1f %d%s%s\n", 100 * r->rope_share, r->work_mib,
@@ -363,7 +362,7 @@ int main(int argc, char **argv)
                  r->n, r->d);
         bench_verdict_line(what, 100 * r->gflop / r->med / r->peak, "%", 75, 0,
                            r->unstable ? "row unstable"
-                           : gate && !(r->med / r2->med <= BENCH_SCALING_MAX)
+                           : gate && bench_above_two_cores(r, r2)
                            ? "slower than its 2-thread row allows: disturbed"
                            : NULL);
         printf("  %-40s %8.2f%%  (larger of the peaks before and after)\n",

@@ -257,12 +257,16 @@ const char *bench_verdict_name(bench_verdict v)
     return v == BENCH_MET ? "met"
            : v == BENCH_NOT_MET ? "not met" : "not measured";
 }
+int bench_above_two_cores(const bench_row *one, const bench_row *two)
+{
+    return !(one->med / two->med <= BENCH_SCALING_MAX);
+}
 const char *bench_pair_doubt(const bench_row *one, const bench_row *two,
                              int gate)
 {
     if (!gate) return "2-thread FMA loop below the gate";
     if (one->unstable || two->unstable) return "row unstable";
-    if (!(one->med / two->med <= BENCH_SCALING_MAX))
+    if (bench_above_two_cores(one, two))
         return "above what two cores give: a row was disturbed";
     return NULL;
 }

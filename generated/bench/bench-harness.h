@@ -71,6 +71,7 @@ int bench_run_stable(bench_row *r, double naive_budget,
 int bench_pair_stable(bench_row *a, bench_row *b, bench_attn_fn old_b,
                       int *code_b, int tries);
 int bench_scales(double peak1, double peak2);
+int bench_above_two_cores(const bench_row *one, const bench_row *two);
 const char *bench_pair_doubt(const bench_row *one, const bench_row *two,
                              int gate);
 double bench_drift(double before, double after);

@@ -112,19 +112,14 @@ static void att_book_clean(char *out, size_t size, const char *in)
     out[k] = '\0';
     if (k == 0) snprintf(out, size, "an unnamed processor");
 }
-static double att_book_spread(const bench_row *r)
-{
-    return (r->max - r->min) / r->med;
-}
-
 static int att_book_noisy(const bench_row *r)
 {
-    return att_book_spread(r) > BOOK_NOISE_SPREAD;
+    return bench_spread(r) > BOOK_NOISE_SPREAD;
 }
 
 static int att_book_rope_noise(const bench_row *r)
 {
-    return r->rope_share < 0 || r->rope_share < att_book_spread(r);
+    return r->rope_share < 0 || r->rope_share < bench_spread(r);
 }
 
 int bookdata_attention(const char *dir)
@@ -384,8 +379,8 @@ int bookdata_attention(const char *dir)
                  "length are noise in this run (marked in the table): the "
                  "ratios describe the other work on the machine more than "
                  "the kernel.");
-    else if (fmax(s64[-1].med / s64->med, s96[-1].med / s96->med)
-             > BENCH_SCALING_MAX)
+    else if (bench_above_two_cores(&s64[-1], s64)
+             || bench_above_two_cores(&s96[-1], s96))
         snprintf(verdict, sizeof verdict, "A ratio above %.1f cannot come "
                  "from a second thread alone: the one-thread row it divides "
                  "was slowed by other work, and the ratio says nothing about "

@@ -1063,7 +1063,9 @@ START_TEST(test_bench_gate_and_verdicts)
     two.med = 1.0;
     ck_assert_ptr_null(bench_pair_doubt(&one, &two, 1));
     ck_assert_ptr_nonnull(bench_pair_doubt(&one, &two, 0));
+    ck_assert_int_eq(bench_above_two_cores(&one, &two), 0); /* 2.00x */
     two.med = 0.9; /* 2.22x: more than two cores give */
+    ck_assert_int_eq(bench_above_two_cores(&one, &two), 1);
     ck_assert_ptr_nonnull(bench_pair_doubt(&one, &two, 1));
     two.med = 1.0;
     two.unstable = 1;

@@ -163,8 +163,9 @@ static void bench_print(const bench_row *r, const bench_row *one,
         : r->threads > 1 && !r->rotated && bench_above_two_cores(one, r)
         ? "  (above what two cores give: the 1-thread row was disturbed)"
         : "";
-    printf("%6.1f %5.1f %d%s%s\n", 100 * r->rope_share, r->work_mib,
-           r->tries, r->unstable ? " UNSTABLE" : "", note);
+    printf("%6.1f %5.1f %5d %d%s%s\n", 100 * r->rope_share,
+           r->work_mib, r->steps, r->tries,
+           r->unstable ? " UNSTABLE" : "", note);
 }
 static void bench_verdict_line(const char *what, double value,
                                const char *unit, double target,
@@ -309,9 +310,10 @@ int main(int argc, char **argv)
     if (share[0] > 0)
         printf("with the score kernel's loads: %.1f%% of the FMA loop "
                "before, %.1f%% after\n", 100 * share[0], 100 * share[1]);
-    printf("\n%5s %5s %3s %2s %9s %9s %9s %9s %7s %6s %5s %5s %6s %5s %s\n",
-           "n", "n_kv", "d", "th", "naive_ms", "med_ms", "min_ms", "max_ms",
-           "GFLOP/s", "%peak", "%own", "x2th", "rope%", "MiB", "tries");
+    printf("\n%5s %5s %3s %2s %9s %9s %9s %9s %7s %6s %5s %5s %6s %5s %5s "
+           "%s\n", "n", "n_kv", "d", "th", "naive_ms", "med_ms", "min_ms",
+           "max_ms", "GFLOP/s", "%peak", "%own", "x2th", "rope%", "MiB",
+           "steps", "tries");
     for (int i = 0; i < 12; i++)
         bench_print(&pre[i], &pre[i - (i % 2)], p1, p2, gate);
     for (int i = 0; i < 4; i++)
@@ -322,9 +324,11 @@ int main(int argc, char **argv)
         if (compared[j])
             printf("  d=%2d warm, interleaved: this %.3f ms [%.3f, %.3f], "
                    "first edition %.3f ms [%.3f, %.3f], ratio %.2fx, "
-                   "tries %d%s\n", ds[j], 1e3 * cur[j].med, 1e3 * cur[j].min,
-                   1e3 * cur[j].max, 1e3 * old[j].med, 1e3 * old[j].min,
-                   1e3 * old[j].max, old[j].med / cur[j].med, cur[j].tries,
+                   "steps %d/%d, tries %d%s\n", ds[j], 1e3 * cur[j].med,
+                   1e3 * cur[j].min, 1e3 * cur[j].max, 1e3 * old[j].med,
+                   1e3 * old[j].min, 1e3 * old[j].max,
+                   old[j].med / cur[j].med, cur[j].steps, old[j].steps,
+                   cur[j].tries,
                    cur[j].unstable || old[j].unstable ? " UNSTABLE" : "");
         const double *fc = &fresh_cur[3 * j], *fo = &fresh_old[3 * j];
         printf("  d=%2d fresh process, first step: this %.3f ms [%.3f, %.3f]",
@@ -390,7 +394,9 @@ int main(int argc, char **argv)
         snprintf(what, sizeof what, "2. decode d=%d allocations per step",
                  ds[j]);
         bench_verdict_line(what, (double)(a->allocs + b->allocs)
-                           / (2.0 * (a->reps + b->reps)), "", 0, 1, NULL);
+                           / (2.0 * ((double)a->reps * a->steps
+                                     + (double)b->reps * b->steps)),
+                           "", 0, 1, NULL);
     }
     for (int j = 0; j < 2; j++) {
         char what[64], reason[96];

@@ -66,6 +66,7 @@ int bench_open(bench_case *k, bench_row *r, bench_attn_fn old)
     memset(k, 0, sizeof *k);
     k->r = r;
     k->old = old;
+    k->steps = 1;
     int e = bench_setup(r, &k->p, k->b);
     if (!e && r->rotated && !old)
         e = rope_kv_cache_init(&k->c, 1, k->p.n_kv_heads, r->d, r->kv)
@@ -86,20 +87,22 @@ int bench_step(bench_case *k, int rope, double *seconds)
     const bench_row *r = k->r;
     float **b = k->b;
     size_t last = (size_t)(r->kv - 1) * k->p.n_kv_heads * r->d;
-    int e;
+    int e = 0;
     k->p.freqs_cos = rope ? b[4] : NULL;
     k->p.freqs_sin = rope ? b[5] : NULL;
     double t = bench_now();
-    if (k->old)
-        e = k->old(b[3], b[0], b[1], b[2], &k->p);
-    else if (r->rotated) {
-        e = rope_kv_cache_append(&k->c, b[1] + last, b[2] + last, 1,
-                                 &k->p);
-        e = e ? e : rope_attention_cached(b[3], b[0], &k->c, &k->p);
-    } else
-        e = rope_attention(b[3], b[0], b[1], b[2], &k->p);
-    *seconds = bench_now() - t;
-    if (!k->old && r->rotated && k->c.len == r->kv) k->c.len--;
+    for (int s = 0; s < k->steps && !e; s++) {
+        if (k->old)
+            e = k->old(b[3], b[0], b[1], b[2], &k->p);
+        else if (r->rotated) {
+            e = rope_kv_cache_append(&k->c, b[1] + last, b[2] + last, 1,
+                                     &k->p);
+            e = e ? e : rope_attention_cached(b[3], b[0], &k->c, &k->p);
+        } else
+            e = rope_attention(b[3], b[0], b[1], b[2], &k->p);
+        if (!k->old && r->rotated && k->c.len == r->kv) k->c.len--;
+    }
+    *seconds = (bench_now() - t) / k->steps;
     return e;
 }
 static void bench_summarise(bench_row *r, double *t, int n)
@@ -125,6 +128,8 @@ int bench_run(bench_row *r, double naive_budget,
         *naive_rate = r->gflop / r->naive;
     }
     e = e ? e : bench_step(&k, 1, &warm);
+    e = e ? e : bench_step(&k, 1, &warm);
+    if (!e) r->steps = k.steps = bench_steps_for(warm);
     long a0 = rope_attention_allocations();
     for (int i = 0; !e && i < r->reps; i++) {
         for (int j = 0; j < 2 && !e; j++) {
@@ -155,8 +160,12 @@ int bench_pair(bench_row *a, bench_row *b, bench_attn_fn old_b,
     int n = a->reps < 64 ? a->reps : 64, e, eb;
     e = bench_open(&ka, a, NULL);
     eb = bench_open(&kb, b, old_b);
-    e = e ? e : bench_step(&ka, 1, &w);
-    eb = e || eb ? eb : bench_step(&kb, 1, &w);
+    for (int s = 0; s < 2 && !e && !eb; s++) { /* the second sets */
+        e = bench_step(&ka, 1, &w);
+        a->steps = ka.steps = bench_steps_for(w);
+        eb = e ? 0 : bench_step(&kb, 1, &w);
+        b->steps = kb.steps = bench_steps_for(w);
+    }
     for (int i = 0; !e && !eb && i < n; i++)
         for (int j = 0; j < 2 && !e && !eb; j++) {
             if ((i + j) % 2 == 0) e = bench_step(&ka, 1, &ta[i]);
@@ -171,6 +180,12 @@ int bench_pair(bench_row *a, bench_row *b, bench_attn_fn old_b,
     bench_close(&ka);
     bench_close(&kb);
     return e;
+}
+int bench_steps_for(double seconds)
+{
+    if (!(seconds > 0)) return 1;
+    double s = ceil(BENCH_SAMPLE_MIN / seconds);
+    return s < 1 ? 1 : s > BENCH_STEPS_MAX ? BENCH_STEPS_MAX : (int)s;
 }
 double bench_spread(const bench_row *r)
 {

@@ -19,6 +19,7 @@ typedef struct {
     rope_dtype dtype; /* p.kv_dtype */
     long allocs; /* library allocations in the timed calls */
     double peak; /* FMA loop between the repetitions, GFLOP/s */
+    int steps; /* calls per timed sample (section W5) */
 } bench_row;
 typedef int (*bench_attn_fn)(float *out, const float *q, const float *k,
                              const float *v,
@@ -29,6 +30,7 @@ typedef struct {
     rope_attention_params p;
     rope_kv_cache c; /* decode rows of this library */
     bench_attn_fn old; /* or NULL */
+    int steps; /* calls per timed sample, >= 1 */
 } bench_case;
 enum {
     BENCH_REPS = 51, /* make bench: n <= 1024 and decode */
@@ -47,6 +49,8 @@ enum {
 #define BENCH_DRIFT_MAX 0.05 /* peak after vs before, flagged above */
 #define BENCH_SCALING_GATE 1.8 /* two-thread FMA loop, at least */
 #define BENCH_SCALING_MAX 2.1 /* two threads over one, at most */
+#define BENCH_SAMPLE_MIN 2e-3 /* seconds: a timed sample, at least */
+enum { BENCH_STEPS_MAX = 64 }; /* calls per timed sample, at most */
 typedef enum {
     BENCH_MET, BENCH_NOT_MET, BENCH_NOT_MEASURED
 } bench_verdict;
@@ -63,6 +67,7 @@ void bench_close(bench_case *k);
 int bench_run(bench_row *r, double naive_budget, double *naive_rate);
 int bench_pair(bench_row *a, bench_row *b, bench_attn_fn old_b,
                int *code_b);
+int bench_steps_for(double seconds);
 double bench_spread(const bench_row *r);
 int bench_disturbed(const bench_row *r, double spread_max);
 int bench_keep(const bench_row *best, const bench_row *next);

@@ -268,6 +268,7 @@ int bookdata_attention(const char *dir)
              "same arithmetic at the start and at the end of the rows");
     bd_def(f, "attention-drift-pct", "%.0f", 100 * BENCH_DRIFT_MAX);
     bd_def(f, "attention-spread-pct", "%.0f", 100 * BENCH_SPREAD_MAX);
+    bd_def(f, "attention-sample-ms", "%.0f", 1e3 * BENCH_SAMPLE_MIN);
     bd_def(f, "attention-tries", "%d", BENCH_TRIES);
     bd_def(f, "attention-fresh", "%d", BENCH_FRESH);
     bd_def(f, "attention-gate", "%.1f", BENCH_SCALING_GATE);

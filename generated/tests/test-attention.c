@@ -1072,6 +1072,38 @@ START_TEST(test_bench_gate_and_verdicts)
     ck_assert_ptr_nonnull(bench_pair_doubt(&one, &two, 1));
 }
 END_TEST
+START_TEST(test_bench_steps_for)
+{
+    ck_assert_int_eq(bench_steps_for(BENCH_SAMPLE_MIN), 1);
+    ck_assert_int_eq(bench_steps_for(3 * BENCH_SAMPLE_MIN), 1);
+    ck_assert_int_eq(bench_steps_for(BENCH_SAMPLE_MIN / 4), 4);
+    ck_assert_int_eq(bench_steps_for(BENCH_SAMPLE_MIN / 3.5), 4);
+    ck_assert_int_eq(bench_steps_for(1e-12), BENCH_STEPS_MAX);
+    ck_assert_int_eq(bench_steps_for(0), 1);
+    ck_assert_int_eq(bench_steps_for(-1), 1);
+    ck_assert_int_eq(bench_steps_for(NAN), 1);
+    ck_assert_int_eq(bench_steps_for(INFINITY), 1);
+    bench_row r = {.n = 1, .kv = 130, .d = 16, .threads = 1,
+                   .causal = 1, .reps = 1, .rotated = 1};
+    bench_case k;
+    double t;
+    size_t len = (size_t)8 * r.d;
+    float *one = malloc(sizeof(float) * len);
+    ck_assert_ptr_nonnull(one);
+    ck_assert_int_eq(bench_open(&k, &r, NULL), 0);
+    ck_assert_int_eq(bench_step(&k, 1, &t), 0);
+    ck_assert_int_eq(k.c.len, r.kv - 1);
+    memcpy(one, k.b[3], sizeof(float) * len);
+    memset(k.b[3], 0, sizeof(float) * len);
+    k.steps = 3;
+    ck_assert_int_eq(bench_step(&k, 1, &t), 0);
+    ck_assert_int_eq(k.c.len, r.kv - 1);
+    ck_assert_int_eq(memcmp(one, k.b[3], sizeof(float) * len), 0);
+    ck_assert(t > 0);
+    bench_close(&k);
+    free(one);
+}
+END_TEST
 typedef struct {
     int b, n, nkv, h, hkv, d, causal, rope;
     long start;
@@ -1495,6 +1527,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_bench_median_and_disturbed);
     tcase_add_test(tc, test_bench_keep);
     tcase_add_test(tc, test_bench_gate_and_verdicts);
+    tcase_add_test(tc, test_bench_steps_for);
     tcase_add_loop_test(tc, test_attention_cli_equals_the_library, 0,
                         N_ATT_CLI_CASES);
     tcase_add_loop_test(tc, test_attention_cli_bad_calls, 0, N_ATT_CLI_BAD);

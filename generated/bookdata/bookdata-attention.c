@@ -269,6 +269,7 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-drift-pct", "%.0f", 100 * BENCH_DRIFT_MAX);
     bd_def(f, "attention-spread-pct", "%.0f", 100 * BENCH_SPREAD_MAX);
     bd_def(f, "attention-sample-ms", "%.0f", 1e3 * BENCH_SAMPLE_MIN);
+    bd_def(f, "attention-steps-max", "%d", BENCH_STEPS_MAX);
     bd_def(f, "attention-tries", "%d", BENCH_TRIES);
     bd_def(f, "attention-fresh", "%d", BENCH_FRESH);
     bd_def(f, "attention-gate", "%.1f", BENCH_SCALING_GATE);
@@ -277,8 +278,8 @@ int bookdata_attention(const char *dir)
     peak1 = fmax(peak1, after1);
     peak2 = fmax(peak2, after2);
     bd_def(f, "attention-peak1", "%.0f", peak1);
-    /* one round of rope_fma_peak: 2000000 iterations of 12 FMAs of 16 lanes */
-    bd_def(f, "attention-round-ms", "%.1f", 2.0 * 12 * 16 * 2e6 / peak1 / 1e6);
+    bd_def(f, "attention-round-ms", "%.1f",
+           rope_fma_round_flops(ROPE_SIMD_AUTO) / peak1 / 1e6);
     bd_def(f, "attention-peak2", "%.0f", peak2);
     bd_def(f, "attention-peak-scaling", "%.2f", ps);
     bd_def(f, "attention-balance", "%.1f", peak1 / bw);

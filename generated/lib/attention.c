@@ -2590,6 +2590,7 @@ static T256 float att_fma_chains_256(long iters, float seed)
     return hsum_256(a[0]);
 }
 #endif
+enum { ATT_FMA_CHAINS = 12, ATT_FMA_ROUND = 2000000 };
 typedef struct { rope_simd s; long iters; float out; } att_fma_arg;
 
 static void *att_fma_thread(void *arg)
@@ -2618,7 +2619,7 @@ double rope_fma_peak(rope_simd s, int n_threads, double seconds)
         int started = 0;
         double t = att_now();
         for (int i = 0; i < n_threads; i++)
-            fa[i] = (att_fma_arg){ s, 2000000, 0 };
+            fa[i] = (att_fma_arg){ s, ATT_FMA_ROUND, 0 };
         while (started < n_threads - 1
                && !pthread_create(&th[started], NULL, att_fma_thread,
                                   &fa[started + 1]))
@@ -2626,11 +2627,16 @@ double rope_fma_peak(rope_simd s, int n_threads, double seconds)
         att_fma_thread(&fa[0]);
         for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
         t = att_now() - t;
-        double lanes = s == ROPE_SIMD_AVX512 ? 16 : 8;
-        double g = 2.0 * 12 * lanes * 2000000.0 * (started + 1) / t / 1e9;
+        double g = rope_fma_round_flops(s) * (started + 1) / t / 1e9;
         best = g > best && fa[0].out == fa[0].out ? g : best;
     } while (att_now() < end);
     return best;
+}
+double rope_fma_round_flops(rope_simd s)
+{
+    s = rope_simd_resolve(s);
+    double lanes = s == ROPE_SIMD_AVX512 ? 16 : s == ROPE_SIMD_AVX2 ? 8 : 0;
+    return 2.0 * ATT_FMA_CHAINS * lanes * ATT_FMA_ROUND;
 }
 #if ATT_X86
 static T512 float att_fma_loads_512(long rounds, const float *kt,

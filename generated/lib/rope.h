@@ -340,6 +340,7 @@ double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
                              double vmax);
 enum { ROPE_ATTENTION_PACK_MIB = 32 }; /* packed tiles of a prefill */
 #define ROPE_ATTENTION_SPIN_NS 1000000L /* pool threads spin, then sleep */
+double rope_fma_round_flops(rope_simd s); /* one round, one thread */
 double rope_fma_load_share(rope_simd s, double seconds);
 double rope_ring_model_layer(const rope_ring_model *m, int n_ranks,
                              double *compute_s, double *comm_s);

@@ -375,6 +375,13 @@ START_TEST(test_fma_load_share)
         double r = rope_fma_load_share(ROPE_SIMD_AVX512, 0.01);
         ck_assert(isfinite(r) && r > 0);
     }
+    ck_assert_double_eq(rope_fma_round_flops(ROPE_SIMD_SCALAR), 0);
+    if (rope_simd_available(ROPE_SIMD_AVX512)
+        && rope_simd_available(ROPE_SIMD_AVX2))
+        ck_assert_double_eq(rope_fma_round_flops(ROPE_SIMD_AVX512),
+                            2 * rope_fma_round_flops(ROPE_SIMD_AVX2));
+    if (rope_simd_available(ROPE_SIMD_AVX2))
+        ck_assert(rope_fma_round_flops(ROPE_SIMD_AVX2) > 0);
 }
 END_TEST
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)

@@ -181,12 +181,6 @@ int bench_pair(bench_row *a, bench_row *b, bench_attn_fn old_b,
     bench_close(&kb);
     return e;
 }
-int bench_steps_for(double seconds)
-{
-    if (!(seconds > 0)) return 1;
-    double s = ceil(BENCH_SAMPLE_MIN / seconds);
-    return s < 1 ? 1 : s > BENCH_STEPS_MAX ? BENCH_STEPS_MAX : (int)s;
-}
 double bench_spread(const bench_row *r)
 {
     return r->med > 0 ? (r->max - r->min) / r->med : INFINITY;
@@ -195,6 +189,12 @@ int bench_disturbed(const bench_row *r, double spread_max)
 {
     return bench_spread(r) > spread_max
            || (!r->rotated && r->rope_share < -bench_spread(r));
+}
+int bench_steps_for(double seconds)
+{
+    if (!(seconds > 0)) return 1;
+    double s = ceil(BENCH_SAMPLE_MIN / seconds);
+    return s < 1 ? 1 : s > BENCH_STEPS_MAX ? BENCH_STEPS_MAX : (int)s;
 }
 int bench_keep(const bench_row *best, const bench_row *next)
 {

@@ -66,7 +66,6 @@ int bench_open(bench_case *k, bench_row *r, bench_attn_fn old)
     memset(k, 0, sizeof *k);
     k->r = r;
     k->old = old;
-    k->steps = 1;
     int e = bench_setup(r, &k->p, k->b);
     if (!e && r->rotated && !old)
         e = rope_kv_cache_init(&k->c, 1, k->p.n_kv_heads, r->d, r->kv)
@@ -87,11 +86,11 @@ int bench_step(bench_case *k, int rope, double *seconds)
     const bench_row *r = k->r;
     float **b = k->b;
     size_t last = (size_t)(r->kv - 1) * k->p.n_kv_heads * r->d;
-    int e = 0;
+    int e = 0, n = r->steps > 1 ? r->steps : 1;
     k->p.freqs_cos = rope ? b[4] : NULL;
     k->p.freqs_sin = rope ? b[5] : NULL;
     double t = bench_now();
-    for (int s = 0; s < k->steps && !e; s++) {
+    for (int s = 0; s < n && !e; s++) {
         if (k->old)
             e = k->old(b[3], b[0], b[1], b[2], &k->p);
         else if (r->rotated) {
@@ -102,7 +101,16 @@ int bench_step(bench_case *k, int rope, double *seconds)
             e = rope_attention(b[3], b[0], b[1], b[2], &k->p);
         if (!k->old && r->rotated && k->c.len == r->kv) k->c.len--;
     }
-    *seconds = (bench_now() - t) / k->steps;
+    *seconds = (bench_now() - t) / n;
+    return e;
+}
+static int bench_warm(bench_case *k)
+{
+    double w = 0;
+    int e = 0;
+    k->r->steps = 1;
+    for (int s = 0; s < 2 && !e; s++) e = bench_step(k, 1, &w);
+    if (!e) k->r->steps = bench_steps_for(w);
     return e;
 }
 static void bench_summarise(bench_row *r, double *t, int n)
@@ -115,7 +123,7 @@ int bench_run(bench_row *r, double naive_budget,
               double *naive_rate)
 {
     bench_case k;
-    double tr[64], tn[64], sh[64], pk[64], warm;
+    double tr[64], tn[64], sh[64], pk[64];
     int e = bench_open(&k, r, NULL);
     r->naive = -1;
     r->rope_share = NAN;
@@ -127,9 +135,7 @@ int bench_run(bench_row *r, double naive_budget,
         r->naive = bench_now() - t;
         *naive_rate = r->gflop / r->naive;
     }
-    e = e ? e : bench_step(&k, 1, &warm);
-    e = e ? e : bench_step(&k, 1, &warm);
-    if (!e) r->steps = k.steps = bench_steps_for(warm);
+    e = e ? e : bench_warm(&k);
     long a0 = rope_attention_allocations();
     for (int i = 0; !e && i < r->reps; i++) {
         for (int j = 0; j < 2 && !e; j++) {
@@ -156,16 +162,12 @@ int bench_pair(bench_row *a, bench_row *b, bench_attn_fn old_b,
                int *code_b)
 {
     bench_case ka, kb;
-    double ta[64], tb[64], w;
+    double ta[64], tb[64];
     int n = a->reps < 64 ? a->reps : 64, e, eb;
     e = bench_open(&ka, a, NULL);
     eb = bench_open(&kb, b, old_b);
-    for (int s = 0; s < 2 && !e && !eb; s++) { /* the second sets */
-        e = bench_step(&ka, 1, &w);
-        a->steps = ka.steps = bench_steps_for(w);
-        eb = e ? 0 : bench_step(&kb, 1, &w);
-        b->steps = kb.steps = bench_steps_for(w);
-    }
+    e = e ? e : bench_warm(&ka);
+    eb = e || eb ? eb : bench_warm(&kb);
     for (int i = 0; !e && !eb && i < n; i++)
         for (int j = 0; j < 2 && !e && !eb; j++) {
             if ((i + j) % 2 == 0) e = bench_step(&ka, 1, &ta[i]);

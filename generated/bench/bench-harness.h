@@ -19,7 +19,7 @@ typedef struct {
     rope_dtype dtype; /* p.kv_dtype */
     long allocs; /* library allocations in the timed calls */
     double peak; /* FMA loop between the repetitions, GFLOP/s */
-    int steps; /* calls per timed sample (section W5) */
+    int steps; /* calls per timed sample; 0 counts as 1 */
 } bench_row;
 typedef int (*bench_attn_fn)(float *out, const float *q, const float *k,
                              const float *v,
@@ -30,7 +30,6 @@ typedef struct {
     rope_attention_params p;
     rope_kv_cache c; /* decode rows of this library */
     bench_attn_fn old; /* or NULL */
-    int steps; /* calls per timed sample, >= 1 */
 } bench_case;
 enum {
     BENCH_REPS = 51, /* make bench: n <= 1024 and decode */

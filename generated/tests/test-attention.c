@@ -1102,7 +1102,7 @@ START_TEST(test_bench_steps_for)
     ck_assert_int_eq(k.c.len, r.kv - 1);
     memcpy(one, k.b[3], sizeof(float) * len);
     memset(k.b[3], 0, sizeof(float) * len);
-    k.steps = 3;
+    r.steps = 3;
     ck_assert_int_eq(bench_step(&k, 1, &t), 0);
     ck_assert_int_eq(k.c.len, r.kv - 1);
     ck_assert_int_eq(memcmp(one, k.b[3], sizeof(float) * len), 0);

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "bench-harness.h"
@@ -192,7 +191,8 @@ int main(int argc, char **argv)
                 "(make bench runs it with build/release/librope-1st.so)\n");
         return 2;
     }
-    double peak1[2], peak2[2], share[2], mem, data, secs, rate = 0, p1, p2;
+    double peak1[2], peak2[2], share[2], mem, before, data, secs, rate = 0;
+    double p1, p2;
     int gate;
     bench_attn_fn first = NULL;
     char why[256];
@@ -210,13 +210,10 @@ int main(int argc, char **argv)
            rope_simd_name(rope_simd_resolve(ROPE_SIMD_AUTO)),
            has_bf16 ? "present" : "absent");
     bench_progress("n=32768 memory check (2 threads)");
-    struct rusage ru0;
-    getrusage(RUSAGE_SELF, &ru0);
-    if (bench_memory(&mem, &data, &secs)) return 1;
+    if (bench_memory(&mem, &before, &data, &secs)) return 1;
     printf("n=32768 d=64 8/2 causal, 2 threads: %.2f s, peak RSS %.1f "
            "MiB (%.1f before), q+k+v+out %.1f MiB, ratio %.3f "
-           "(must be < 2)\n", secs, mem, ru0.ru_maxrss / 1024.0, data,
-           mem / data);
+           "(must be < 2)\n", secs, mem, before, data, mem / data);
     bench_peaks(&peak1[0], &peak2[0], "before");
     share[0] = rope_fma_load_share(ROPE_SIMD_AUTO, 0.3);
     printf("triad bandwidth %.1f GB/s\n", rope_triad_bandwidth(0.5));

@@ -287,14 +287,16 @@ const char *bench_pair_doubt(const bench_row *one, const bench_row *two,
         return "above what two cores give: a row was disturbed";
     return NULL;
 }
-int bench_memory(double *peak_mib, double *data_mib,
-                 double *seconds)
+int bench_memory(double *peak_mib, double *before_mib,
+                 double *data_mib, double *seconds)
 {
     bench_row r = {.n = 32768, .kv = 32768, .d = 64, .threads = 2,
                    .causal = 1, .reps = 1};
     float *b[6] = {0};
     rope_attention_params p;
     struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    *before_mib = ru.ru_maxrss / 1024.0;
     int e = bench_setup(&r, &p, b);
     double t = bench_now();
     p.freqs_cos = b[4]; p.freqs_sin = b[5];

@@ -81,5 +81,6 @@ const char *bench_pair_doubt(const bench_row *one, const bench_row *two,
 double bench_drift(double before, double after);
 bench_verdict bench_accept(double value, double target, int at_most);
 const char *bench_verdict_name(bench_verdict v);
-int bench_memory(double *peak_mib, double *data_mib, double *seconds);
+int bench_memory(double *peak_mib, double *before_mib, double *data_mib,
+                 double *seconds);
 #endif

@@ -1204,32 +1204,44 @@ static T256 ATT_INLINE __m256 exp2_256(__m256 x)
     p = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
     return _mm256_and_ps(keep, p);
 }
+static T256 ATT_INLINE void s_block_256(float *S, const float *Q,
+                                        const float *Kt, int dp, int r,
+                                        const int R)
+{
+    for (int c0 = 0; c0 < ATT_BK; c0 += 16) {
+        __m256 acc[6][2];
+#pragma GCC unroll 6
+        for (int a = 0; a < R; a++)
+            acc[a][0] = acc[a][1] = _mm256_setzero_ps();
+        const float *q = Q + (size_t)r * dp;
+        for (int i = 0; i < dp; i++) {
+            const float *kr = Kt + (size_t)i * ATT_BK + c0;
+            __m256 k0 = _mm256_load_ps(kr);
+            __m256 k1 = _mm256_load_ps(kr + 8);
+#pragma GCC unroll 6
+            for (int a = 0; a < R; a++) {
+                __m256 b = _mm256_broadcast_ss(q + a * dp + i);
+                acc[a][0] = _mm256_fmadd_ps(b, k0, acc[a][0]);
+                acc[a][1] = _mm256_fmadd_ps(b, k1, acc[a][1]);
+            }
+        }
+#pragma GCC unroll 6
+        for (int a = 0; a < R; a++) {
+            float *s = S + (size_t)(r + a) * ATT_BK + c0;
+            _mm256_store_ps(s, acc[a][0]);
+            _mm256_store_ps(s + 8, acc[a][1]);
+        }
+    }
+}
+
 static T256 void s_tile_256(float *S, const float *Q, const float *Kt,
                             int M, int dp)
 {
-    for (int r = 0; r < M; r += 4)
-        for (int c0 = 0; c0 < ATT_BK; c0 += 16) {
-            __m256 acc[4][2];
-            for (int a = 0; a < 4; a++)
-                acc[a][0] = acc[a][1] = _mm256_setzero_ps();
-            const float *q = Q + (size_t)r * dp;
-            for (int i = 0; i < dp; i++) {
-                const float *kr = Kt + (size_t)i * ATT_BK + c0;
-                __m256 k0 = _mm256_load_ps(kr);
-                __m256 k1 = _mm256_load_ps(kr + 8);
-#pragma GCC unroll 4
-                for (int a = 0; a < 4; a++) {
-                    __m256 b = _mm256_broadcast_ss(q + a * dp + i);
-                    acc[a][0] = _mm256_fmadd_ps(b, k0, acc[a][0]);
-                    acc[a][1] = _mm256_fmadd_ps(b, k1, acc[a][1]);
-                }
-            }
-            for (int a = 0; a < 4; a++) {
-                float *s = S + (size_t)(r + a) * ATT_BK + c0;
-                _mm256_store_ps(s, acc[a][0]);
-                _mm256_store_ps(s + 8, acc[a][1]);
-            }
-        }
+    int r = 0;
+    if (att_tune.six)
+        for (; r + 6 <= M; r += 6) s_block_256(S, Q, Kt, dp, r, 6);
+    for (; r + 4 <= M; r += 4) s_block_256(S, Q, Kt, dp, r, 4);
+    for (; r < M; r += 2) s_block_256(S, Q, Kt, dp, r, 2);
 }
 static T256 ATT_INLINE float hmax_256(__m256 v)
 {
@@ -1287,47 +1299,48 @@ static T256 void sm_tile_256(float *S, int M, const int *nvalid,
 }
 static T256 ATT_INLINE void pv_block_256(
     float *U, const float *P, const float *V, const float *alpha,
-    int dp, int r, int c0, const int R, const int NV)
+    int dp, int r, int c0, const int R)
 {
-    __m256 acc[4][4];
-#pragma GCC unroll 4
+    __m256 acc[6][2];
+#pragma GCC unroll 6
     for (int a = 0; a < R; a++) {
         __m256 al = _mm256_set1_ps(alpha[r + a]);
         const float *u = U + (size_t)(r + a) * dp + c0;
-#pragma GCC unroll 4
-        for (int c = 0; c < NV; c++)
+#pragma GCC unroll 2
+        for (int c = 0; c < 2; c++)
             acc[a][c] = _mm256_mul_ps(al, _mm256_load_ps(u + 8 * c));
     }
     for (int kk = 0; kk < ATT_BK; kk++) {
         const float *vr = V + (size_t)kk * dp + c0;
-        __m256 vv[4];
-#pragma GCC unroll 4
-        for (int c = 0; c < NV; c++) vv[c] = _mm256_load_ps(vr + 8 * c);
-#pragma GCC unroll 4
+        __m256 vv[2];
+#pragma GCC unroll 2
+        for (int c = 0; c < 2; c++) vv[c] = _mm256_load_ps(vr + 8 * c);
+#pragma GCC unroll 6
         for (int a = 0; a < R; a++) {
             __m256 w = _mm256_broadcast_ss(P + (r + a) * ATT_BK + kk);
-#pragma GCC unroll 4
-            for (int c = 0; c < NV; c++)
+#pragma GCC unroll 2
+            for (int c = 0; c < 2; c++)
                 acc[a][c] = _mm256_fmadd_ps(w, vv[c], acc[a][c]);
         }
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 6
     for (int a = 0; a < R; a++)
-#pragma GCC unroll 4
-        for (int c = 0; c < NV; c++)
+#pragma GCC unroll 2
+        for (int c = 0; c < 2; c++)
             _mm256_store_ps(U + (size_t)(r + a) * dp + c0 + 8 * c,
                             acc[a][c]);
 }
 static T256 void pv_tile_256(float *U, const float *P, const float *V,
                              const float *alpha, int M, int dp)
 {
-    for (int c0 = 0; c0 < dp; c0 += 32) {
-        if (dp - c0 >= 32)
-            for (int r = 0; r < M; r += 2)
-                pv_block_256(U, P, V, alpha, dp, r, c0, 2, 4);
-        else
-            for (int r = 0; r < M; r += 4)
-                pv_block_256(U, P, V, alpha, dp, r, c0, 4, 2);
+    for (int c0 = 0; c0 < dp; c0 += 16) {
+        int r = 0;
+        if (att_tune.six)
+            for (; r + 6 <= M; r += 6)
+                pv_block_256(U, P, V, alpha, dp, r, c0, 6);
+        for (; r + 4 <= M; r += 4)
+            pv_block_256(U, P, V, alpha, dp, r, c0, 4);
+        for (; r < M; r += 2) pv_block_256(U, P, V, alpha, dp, r, c0, 2);
     }
 }
 static T256 void att_exp2_8(float *y, const float *x)

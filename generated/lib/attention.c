@@ -1188,9 +1188,7 @@ static TAMX float att_amx_chains(long iters)
 #define T256 __attribute__((target("avx2,fma")))
 static T256 ATT_INLINE __m256 exp2_256(__m256 x)
 {
-    __m256 lo = _mm256_set1_ps(-126.0f);
-    __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
-    x = _mm256_max_ps(x, lo);
+    x = _mm256_max_ps(x, _mm256_set1_ps(-127.0f));
     __m256 n = _mm256_round_ps(
         x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     __m256 f = _mm256_sub_ps(x, n);
@@ -1201,8 +1199,7 @@ static T256 ATT_INLINE __m256 exp2_256(__m256 x)
     __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n),
                                  _mm256_set1_epi32(127));
     e = _mm256_slli_epi32(e, 23);
-    p = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-    return _mm256_and_ps(keep, p);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 static T256 ATT_INLINE void s_block_256(float *S, const float *Q,
                                         const float *Kt, int dp, int r,
@@ -1287,7 +1284,6 @@ static T256 void sm_tile_256(float *S, int M, const int *nvalid,
 #pragma GCC unroll 8
         for (int c = 0; c < 8; c++) {
             __m256 e = exp2_256(_mm256_sub_ps(v[c], vm));
-            e = _mm256_and_ps(k[c], e);
             _mm256_store_ps(x + 8 * c, e);
             sum = _mm256_add_ps(sum, e);
         }

@@ -1343,6 +1343,144 @@ static T256 void att_exp2_8(float *y, const float *x)
 {
     _mm256_storeu_ps(y, exp2_256(_mm256_loadu_ps(x)));
 }
+static T256 ATT_INLINE __m256 att_ftz256(__m256 x)
+{
+    const __m256 mag = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX));
+    __m256 tiny = _mm256_cmp_ps(_mm256_and_ps(x, mag),
+                                _mm256_set1_ps(FLT_MIN), _CMP_LT_OQ);
+    return _mm256_andnot_ps(_mm256_and_ps(tiny, mag), x);
+}
+static T256 ATT_INLINE __m256 att_dot_emul256(__m256 z, __m256i a,
+                                              __m256i b)
+{
+    const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
+    z = att_ftz256(_mm256_fmadd_ps(
+        _mm256_castsi256_ps(_mm256_and_si256(a, hi)),
+        _mm256_castsi256_ps(_mm256_and_si256(b, hi)), z));
+    return att_ftz256(_mm256_fmadd_ps(
+        _mm256_castsi256_ps(_mm256_slli_epi32(a, 16)),
+        _mm256_castsi256_ps(_mm256_slli_epi32(b, 16)), z));
+}
+static T256 float att_dot1_emul256(float z, uint32_t a, uint32_t b)
+{
+    __m256 r = att_dot_emul256(att_ftz256(_mm256_set1_ps(z)),
+                               _mm256_set1_epi32((int)att_daz_pair(a)),
+                               _mm256_set1_epi32((int)att_daz_pair(b)));
+    return _mm256_cvtss_f32(r);
+}
+static T256 void s16_tile_emul256(float *S, const uint16_t *Q,
+                                  const uint16_t *Kt, int M, int dp,
+                                  float sc)
+{
+    for (int r = 0; r < M; r += 4)
+        for (int j0 = 0; j0 < ATT_BK; j0 += 16) {
+            __m256 acc[4][2];
+#pragma GCC unroll 4
+            for (int a = 0; a < 4; a++)
+                acc[a][0] = acc[a][1] = _mm256_setzero_ps();
+            for (int p = 0; p < dp / 2; p++) {
+                const uint16_t *kr = Kt + ((size_t)p * ATT_BK + j0) * 2;
+                __m256i k0 = _mm256_loadu_si256((const __m256i *)kr);
+                __m256i k1 = _mm256_loadu_si256((const __m256i *)(kr + 16));
+#pragma GCC unroll 4
+                for (int a = 0; a < 4; a++) {
+                    uint32_t pr;
+                    memcpy(&pr, Q + (size_t)(r + a) * dp + 2 * p, sizeof pr);
+                    __m256i b = _mm256_set1_epi32((int)pr);
+                    acc[a][0] = att_dot_emul256(acc[a][0], k0, b);
+                    acc[a][1] = att_dot_emul256(acc[a][1], k1, b);
+                }
+            }
+#pragma GCC unroll 4
+            for (int a = 0; a < 4; a++)
+#pragma GCC unroll 2
+                for (int c = 0; c < 2; c++)
+                    _mm256_storeu_ps(S + (size_t)(r + a) * ATT_BK + j0 + 8 * c,
+                        _mm256_mul_ps(acc[a][c], _mm256_set1_ps(sc)));
+        }
+}
+static T256 void pv16_tile_emul256(float *U, const uint16_t *P,
+                                   const uint16_t *V, const float *alpha,
+                                   int M, int dp)
+{
+    for (int c0 = 0; c0 < dp; c0 += 16)
+        for (int r = 0; r < M; r += 4) {
+            __m256 acc[4][2];
+#pragma GCC unroll 4
+            for (int a = 0; a < 4; a++)
+#pragma GCC unroll 2
+                for (int c = 0; c < 2; c++)
+                    acc[a][c] = att_ftz256(_mm256_mul_ps(
+                        _mm256_set1_ps(alpha[r + a]), _mm256_loadu_ps(
+                            U + (size_t)(r + a) * dp + c0 + 8 * c)));
+            for (int q = 0; q < ATT_BK / 2; q++) {
+                const uint16_t *vr = V + (size_t)q * 2 * dp + 2 * c0;
+                __m256i v0 = _mm256_loadu_si256((const __m256i *)vr);
+                __m256i v1 = _mm256_loadu_si256((const __m256i *)(vr + 16));
+#pragma GCC unroll 4
+                for (int a = 0; a < 4; a++) {
+                    uint32_t pr;
+                    memcpy(&pr, P + (size_t)(r + a) * ATT_BK + 2 * q,
+                           sizeof pr);
+                    __m256i w = _mm256_set1_epi32((int)pr);
+                    acc[a][0] = att_dot_emul256(acc[a][0], v0, w);
+                    acc[a][1] = att_dot_emul256(acc[a][1], v1, w);
+                }
+            }
+#pragma GCC unroll 4
+            for (int a = 0; a < 4; a++)
+#pragma GCC unroll 2
+                for (int c = 0; c < 2; c++)
+                    _mm256_storeu_ps(U + (size_t)(r + a) * dp + c0 + 8 * c,
+                                     acc[a][c]);
+        }
+}
+static T256 ATT_INLINE __m256i att_bf16_256(__m256 x)
+{
+    __m256i u = _mm256_castps_si256(x);
+    __m256i e = _mm256_and_si256(u, _mm256_set1_epi32(0x7f800000));
+    __m256i a = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
+    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16),
+                                   _mm256_set1_epi32(1));
+    __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, lsb),
+                                 _mm256_set1_epi32(0x7fff));
+    __m256i nan = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7f800000));
+    __m256i sub = _mm256_cmpeq_epi32(e, _mm256_setzero_si256());
+    r = _mm256_blendv_epi8(r, _mm256_or_si256(
+            u, _mm256_set1_epi32(0x400000)), nan);
+    r = _mm256_blendv_epi8(r, _mm256_and_si256(
+            u, _mm256_set1_epi32(INT32_MIN)), sub);
+    return _mm256_and_si256(r, _mm256_set1_epi32((int)0xffff0000u));
+}
+static T256 void pair16_256(uint16_t *out, const float *even,
+                            const float *odd, int n)
+{
+    for (int i = 0; i < n; i += 8) {
+        __m256i e = att_bf16_256(_mm256_loadu_ps(even + i));
+        __m256i o = att_bf16_256(_mm256_loadu_ps(odd + i));
+        _mm256_storeu_si256((__m256i *)(out + 2 * i),
+                            _mm256_or_si256(o, _mm256_srli_epi32(e, 16)));
+    }
+}
+static T256 float row16_256(uint16_t *out, const float *x, int n)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    float lane[16], sum = 0;
+    for (int i = 0; i < n; i += 16) {
+        __m256i r0 = att_bf16_256(_mm256_loadu_ps(x + i));
+        __m256i r1 = att_bf16_256(_mm256_loadu_ps(x + i + 8));
+        acc0 = _mm256_add_ps(acc0, _mm256_castsi256_ps(r0));
+        acc1 = _mm256_add_ps(acc1, _mm256_castsi256_ps(r1));
+        __m256i h = _mm256_packus_epi32(_mm256_srli_epi32(r0, 16),
+                                        _mm256_srli_epi32(r1, 16));
+        _mm256_storeu_si256((__m256i *)(out + i),
+                            _mm256_permute4x64_epi64(h, 0xD8));
+    }
+    _mm256_storeu_ps(lane, acc0);
+    _mm256_storeu_ps(lane + 8, acc1);
+    for (int i = 0; i < 16; i++) sum += lane[i];
+    return sum;
+}
 #endif
 static double att_poly_abs(int j, double f) /* bound on |p^(j)| */
 {
@@ -1508,6 +1646,10 @@ static att_bf16_kernels att_bf16_pick(rope_simd s, const char *force)
     int dpbf = force && !strcmp(force, "dpbf16");
     if (force && !strcmp(force, "scalar")) return k;
 #if ATT_X86
+    if (s == ROPE_SIMD_AVX2 && !emul
+        && rope_simd_available(ROPE_SIMD_AVX2))
+        k = (att_bf16_kernels){ s16_tile_emul256, pv16_tile_emul256,
+                                pair16_256, row16_256 };
     if (s == ROPE_SIMD_AVX512 || emul) {
         if (!rope_simd_available(ROPE_SIMD_AVX512)) return k;
         k = (att_bf16_kernels){ s16_tile_emul, pv16_tile_emul,
@@ -1667,6 +1809,11 @@ int rope_bf16_dot(float *z, const uint32_t *a, const uint32_t *b,
 #if ATT_X86
     if (how == 1 && rope_simd_available(ROPE_SIMD_AVX512)) {
         for (int i = 0; i < n; i++) z[i] = att_dot1_emul(z[i], a[i], b[i]);
+        return 0;
+    }
+    if (how == 3 && rope_simd_available(ROPE_SIMD_AVX2)) {
+        for (int i = 0; i < n; i++)
+            z[i] = att_dot1_emul256(z[i], a[i], b[i]);
         return 0;
     }
     if (how == 2 && att_has_avx512bf16()) {

@@ -198,17 +198,22 @@ START_TEST(test_attention_bf16_emulation_is_exact)
     int native = rope_bf16_dot(&(float){0}, &(uint32_t){0},
                                &(uint32_t){0}, 1, 2) == 0;
     int vec = rope_simd_available(ROPE_SIMD_AVX512);
+    int avx2 = rope_simd_available(ROPE_SIMD_AVX2);
     long wrong = 0;
     for (long i = 0; i < 2 * N; i++) {
         uint32_t zb = att_bits(&st), a, b;
-        float z, x, z0, z1, z2;
+        float z, x, z0, z1, z2, z3;
         memcpy(&z, &zb, sizeof z);
         if (i % 2) z = (float)(rope_uniform(&st) * 200 - 100);
         a = i < N ? att_bits(&st) : att_pair_of(&st, 100);
         b = i < N ? att_bits(&st) : att_pair_of(&st, 1);
-        z0 = z1 = z2 = z;
+        z0 = z1 = z2 = z3 = z;
         ck_assert_int_eq(rope_bf16_dot(&z0, &a, &b, 1, 0), 0);
         if (vec) ck_assert_int_eq(rope_bf16_dot(&z1, &a, &b, 1, 1), 0);
+        if (avx2) {
+            ck_assert_int_eq(rope_bf16_dot(&z3, &a, &b, 1, 3), 0);
+            wrong += !att_same_float(z0, z3);
+        }
         if (native) {
             ck_assert_int_eq(rope_bf16_dot(&z2, &a, &b, 1, 2), 0);
             wrong += !att_same_float(z0, z2);
@@ -286,6 +291,27 @@ START_TEST(test_attention_bf16_native_equals_emulation)
             ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
                           "shape %d: %s differs", s, how[h]);
         }
+        free(o1); free(o2); att_free(&a);
+    }
+}
+END_TEST
+
+START_TEST(test_attention_bf16_avx2_equals_portable)
+{
+    if (!rope_simd_available(ROPE_SIMD_AVX2)) return;
+    for (int s = 0; s < 2; s++) {
+        att_problem a;
+        att_make(&a, s ? 1 : 300, 300, 8, 2, s ? 64 : 96, 3, 93 + s);
+        a.p.kv_dtype = ROPE_DTYPE_BF16;
+        a.p.simd = ROPE_SIMD_AVX2;
+        float *o1 = malloc(sizeof(float) * a.nq);
+        float *o2 = malloc(sizeof(float) * a.nq);
+        ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
+        setenv("ROPE_BF16", "scalar", 1);
+        ck_assert_int_eq(rope_attention(o2, a.q, a.k, a.v, &a.p), 0);
+        unsetenv("ROPE_BF16");
+        ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
+                      "shape %d: the AVX2 emulation differs", s);
         free(o1); free(o2); att_free(&a);
     }
 }
@@ -1506,6 +1532,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_bf16_emulation_is_exact);
     tcase_add_loop_test(tc, test_attention_bf16_within_the_bound, 0, 30);
     tcase_add_test(tc, test_attention_bf16_native_equals_emulation);
+    tcase_add_test(tc, test_attention_bf16_avx2_equals_portable);
     tcase_add_test(tc, test_attention_bf16_threads_bit_identical);
     tcase_add_test(tc, test_attention_bf16_cache_and_bad_dtype);
     tcase_add_test(tc, test_fma_load_share);

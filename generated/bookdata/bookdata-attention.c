@@ -534,6 +534,25 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-online-alpha4", "%.2f", ex_alpha[3]);
     bd_def(f, "attention-online-tiles", "%d", EX_KEYS / EX_TILE);
     bd_def(f, "attention-online-tile", "%d", EX_TILE);
+    enum { MK_N = 3, MK_KV = 7, MK_D = 8 };
+    float mk_q[MK_N * MK_D] = {0}, mk_k[MK_KV * MK_D] = {0};
+    float mk_v[MK_KV * MK_D] = {0}, mk_o[MK_N * MK_D];
+    for (int j = 0; j < MK_KV; j++) mk_v[j * MK_D + j] = 1;
+    rope_attention_params mk;
+    rope_attention_defaults(&mk);
+    mk.seq_len = MK_N; mk.kv_len = MK_KV; mk.head_dim = MK_D;
+    mk.n_heads = mk.n_kv_heads = 1; mk.causal = 1;
+    FILE *em = bd_open(dir, "attention-mask.dat");
+    if (rope_attention(mk_o, mk_q, mk_k, mk_v, &mk) == 0) {
+        fputs("i j w\n", em);
+        for (int i = 0; i < MK_N; i++)
+            for (int j = 0; j < MK_KV; j++)
+                fprintf(em, "%d %d %.4f\n", i, j, mk_o[i * MK_D + j]);
+    }
+    bd_close(em);
+    bd_def(f, "attention-mask-n", "%d", MK_N);
+    bd_def(f, "attention-mask-nkv", "%d", MK_KV);
+    bd_def(f, "attention-mask-shift", "%d", MK_KV - MK_N);
     int ex_ntk = 16, ex_per = (ex_ntk + ROPE_ATTENTION_SPLIT_MAX - 1)
                              / ROPE_ATTENTION_SPLIT_MAX;
     if (ex_per < 4) ex_per = 4;

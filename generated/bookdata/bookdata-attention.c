@@ -511,21 +511,21 @@ int bookdata_attention(const char *dir)
         for (int c = 0; c < EX_TILE; c++) {
             int j = ti * EX_TILE + c;
             mx = fmax(mx, ex_s[j]);
-            fprintf(es, "%d %.2f\n", j + 1, ex_s[j]);
+            fprintf(es, "%d %.2f\n", j, ex_s[j]);
             direct += exp(ex_s[j]);
         }
         for (int c = 0; c < EX_TILE; c++)
             sum += exp(ex_s[ti * EX_TILE + c] - mx);
         double alpha = exp(m_t - mx);
         fprintf(et, "%d %.1f %.4f %.4f %.4f %.4f %.2f\n", ti + 1,
-                ti * EX_TILE + 0.5, mx, alpha * l_t, sum, alpha * l_t + sum,
+                ti * EX_TILE - 0.5, mx, alpha * l_t, sum, alpha * l_t + sum,
                 alpha);
         ex_alpha[ti] = alpha;
         l_t = alpha * l_t + sum;
         m_t = mx;
     }
     fprintf(et, "%d %.1f %.4f 0 0 %.4f 1\n", EX_KEYS / EX_TILE + 1,
-            EX_KEYS + 0.5, m_t, l_t);
+            EX_KEYS - 0.5, m_t, l_t);
     bd_close(es);
     bd_close(et);
     bd_def(f, "attention-online-lse", "%.4f", m_t + log(l_t));

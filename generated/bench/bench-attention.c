@@ -63,9 +63,12 @@ static void bench_caches(void)
 }
 static const char *bench_bf16_unit(void)
 {
-    rope_simd s = rope_simd_resolve(ROPE_SIMD_AUTO);
-    return rope_bf16_amx(s) ? "AMX (tdpbf16ps)"
-           : rope_bf16_native(s) ? "vdpbf16ps" : "an emulation";
+    const char *k = rope_bf16_kernels(ROPE_SIMD_AUTO);
+    return !strcmp(k, "amx") ? "AMX (tdpbf16ps)"
+           : !strcmp(k, "vdpbf16ps") ? "vdpbf16ps"
+           : !strcmp(k, "avx512f-emulation") ? "the AVX-512F emulation"
+           : !strcmp(k, "avx2-emulation") ? "the AVX2 emulation"
+                                          : "the portable emulation";
 }
 static void bench_peaks(double *p1, double *p2, const char *when)
 {

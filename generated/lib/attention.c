@@ -1671,29 +1671,29 @@ static att_bf16_kernels att_bf16_pick(rope_simd s, const char *force)
     (void)dpbf;
     return k;
 }
-int rope_bf16_native(rope_simd s)
+const char *rope_bf16_kernels(rope_simd s)
 {
     att_bf16_kernels k = att_bf16_pick(rope_simd_resolve(s),
                                        getenv("ROPE_BF16"));
-#if ATT_X86
-    return k.s == s16_tile_bf16;
-#else
-    (void)k;
-    return 0;
+#if ATT_X86 && ATT_AMX
+    if (k.s == s16_tile_amx) return "amx";
 #endif
+#if ATT_X86
+    if (k.s == s16_tile_bf16) return "vdpbf16ps";
+    if (k.s == s16_tile_emul) return "avx512f-emulation";
+    if (k.s == s16_tile_emul256) return "avx2-emulation";
+#endif
+    return "portable-emulation";
+}
+int rope_bf16_native(rope_simd s)
+{
+    return !strcmp(rope_bf16_kernels(s), "vdpbf16ps");
 }
 uint16_t rope_bf16_round(float x) { return att_bf16(x); }
 float rope_bf16_to_float(uint16_t h) { return att_bf16_f(h); }
 int rope_bf16_amx(rope_simd s)
 {
-    att_bf16_kernels k = att_bf16_pick(rope_simd_resolve(s),
-                                       getenv("ROPE_BF16"));
-#if ATT_X86 && ATT_AMX
-    return k.s == s16_tile_amx;
-#else
-    (void)k;
-    return 0;
-#endif
+    return !strcmp(rope_bf16_kernels(s), "amx");
 }
 int rope_bf16_amx_dot(float *z, const uint16_t *a, const uint16_t *b,
                       int n)

@@ -322,6 +322,7 @@ enum { ROPE_TUNE_STEP, ROPE_TUNE_TAYLOR, ROPE_TUNE_ITEM_BLOCKS,
        ROPE_TUNE_ROWS, ROPE_TUNE_PACK, ROPE_TUNE_REDUCE, ROPE_TUNE_SIX,
        ROPE_TUNE_PREFETCH, ROPE_TUNE_SPIN };
 int rope_attention_tune(int knob, int value); /* measurements only */
+const char *rope_bf16_kernels(rope_simd s);
 int rope_bf16_native(rope_simd s);
 uint16_t rope_bf16_round(float x);
 float rope_bf16_to_float(uint16_t h);

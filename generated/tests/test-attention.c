@@ -271,6 +271,8 @@ END_TEST
 START_TEST(test_attention_bf16_native_equals_emulation)
 {
     static const char *const how[] = {"emulate", "scalar"};
+    static const char *const name[] = {"avx512f-emulation",
+                                       "portable-emulation"};
     if (!rope_simd_available(ROPE_SIMD_AVX512)) return;
     for (int s = 0; s < 2; s++) {
         att_problem a;
@@ -285,7 +287,7 @@ START_TEST(test_attention_bf16_native_equals_emulation)
         unsetenv("ROPE_BF16");
         for (int h = 0; h < 2; h++) {
             setenv("ROPE_BF16", how[h], 1);
-            ck_assert_int_eq(rope_bf16_native(ROPE_SIMD_AVX512), 0);
+            ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX512), name[h]);
             ck_assert_int_eq(rope_attention(o2, a.q, a.k, a.v, &a.p), 0);
             unsetenv("ROPE_BF16");
             ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
@@ -306,8 +308,12 @@ START_TEST(test_attention_bf16_avx2_equals_portable)
         a.p.simd = ROPE_SIMD_AVX2;
         float *o1 = malloc(sizeof(float) * a.nq);
         float *o2 = malloc(sizeof(float) * a.nq);
+        ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX2),
+                         "avx2-emulation");
         ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
         setenv("ROPE_BF16", "scalar", 1);
+        ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX2),
+                         "portable-emulation");
         ck_assert_int_eq(rope_attention(o2, a.q, a.k, a.v, &a.p), 0);
         unsetenv("ROPE_BF16");
         ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
@@ -391,6 +397,35 @@ START_TEST(test_attention_bf16_amx_arithmetic)
     unsetenv("ROPE_BF16");
     ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 1);
     ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX2), 0);
+}
+END_TEST
+START_TEST(test_attention_bf16_kernel_choice)
+{
+    static const rope_simd all[] = {ROPE_SIMD_SCALAR, ROPE_SIMD_AVX2,
+                                    ROPE_SIMD_AVX512};
+    int x512 = rope_simd_available(ROPE_SIMD_AVX512), bf = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    bf = x512 && __builtin_cpu_supports("avx512bf16");
+#endif
+    const char *dp = bf ? "vdpbf16ps" : "avx512f-emulation";
+    for (int i = 0; i < 3; i++) {
+        rope_simd s = all[i];
+        if (!rope_simd_available(s)) continue;
+        const char *got = rope_bf16_kernels(s);
+        const char *want = s == ROPE_SIMD_SCALAR ? "portable-emulation"
+                           : s == ROPE_SIMD_AVX2 ? "avx2-emulation"
+                           : bf && !strcmp(got, "amx") ? "amx" : dp;
+        ck_assert_str_eq(got, want);
+        setenv("ROPE_BF16", "scalar", 1);
+        ck_assert_str_eq(rope_bf16_kernels(s), "portable-emulation");
+        setenv("ROPE_BF16", "emulate", 1);
+        ck_assert_str_eq(rope_bf16_kernels(s), x512 ? "avx512f-emulation"
+                                                    : "portable-emulation");
+        setenv("ROPE_BF16", "dpbf16", 1);
+        ck_assert_str_eq(rope_bf16_kernels(s),
+                         s == ROPE_SIMD_AVX512 ? dp : want);
+        unsetenv("ROPE_BF16");
+    }
 }
 END_TEST
 START_TEST(test_fma_load_share)
@@ -1529,6 +1564,7 @@ Suite *attention_suite(void)
     TCase *tc = tcase_create("attention");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_attention_bf16_amx_arithmetic);
+    tcase_add_test(tc, test_attention_bf16_kernel_choice);
     tcase_add_test(tc, test_attention_bf16_emulation_is_exact);
     tcase_add_loop_test(tc, test_attention_bf16_within_the_bound, 0, 30);
     tcase_add_test(tc, test_attention_bf16_native_equals_emulation);

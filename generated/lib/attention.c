@@ -136,6 +136,7 @@ typedef void (*att_pair16_fn)(uint16_t *out, const float *even,
 typedef float (*att_row16_fn)(uint16_t *out, const float *x, int n);
 typedef struct {
     att_s16_fn s; att_pv16_fn pv; att_pair16_fn pair; att_row16_fn row;
+    int wide; /* 1: the AVX2 emulation, float kernels on widened data */
 } att_bf16_kernels;
 void rope_attention_defaults(rope_attention_params *p)
 {
@@ -1201,9 +1202,20 @@ static T256 ATT_INLINE __m256 exp2_256(__m256 x)
     e = _mm256_slli_epi32(e, 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
+static T256 ATT_INLINE __m256 att_ftz256(__m256 x)
+{
+    const __m256 mag = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX));
+    __m256 tiny = _mm256_cmp_ps(_mm256_and_ps(x, mag),
+                                _mm256_set1_ps(FLT_MIN), _CMP_LT_OQ);
+    return _mm256_andnot_ps(_mm256_and_ps(tiny, mag), x);
+}
+static T256 ATT_INLINE __m256 att_ftz_if256(__m256 x, const int flush)
+{
+    return flush ? att_ftz256(x) : x;
+}
 static T256 ATT_INLINE void s_block_256(float *S, const float *Q,
                                         const float *Kt, int dp, int r,
-                                        const int R)
+                                        const int R, const int flush)
 {
     for (int c0 = 0; c0 < ATT_BK; c0 += 16) {
         __m256 acc[6][2];
@@ -1218,8 +1230,10 @@ static T256 ATT_INLINE void s_block_256(float *S, const float *Q,
 #pragma GCC unroll 6
             for (int a = 0; a < R; a++) {
                 __m256 b = _mm256_broadcast_ss(q + a * dp + i);
-                acc[a][0] = _mm256_fmadd_ps(b, k0, acc[a][0]);
-                acc[a][1] = _mm256_fmadd_ps(b, k1, acc[a][1]);
+                acc[a][0] = att_ftz_if256(
+                    _mm256_fmadd_ps(b, k0, acc[a][0]), flush);
+                acc[a][1] = att_ftz_if256(
+                    _mm256_fmadd_ps(b, k1, acc[a][1]), flush);
             }
         }
 #pragma GCC unroll 6
@@ -1231,14 +1245,20 @@ static T256 ATT_INLINE void s_block_256(float *S, const float *Q,
     }
 }
 
-static T256 void s_tile_256(float *S, const float *Q, const float *Kt,
-                            int M, int dp)
+static T256 ATT_INLINE void s_tile_256_f(float *S, const float *Q,
+                                         const float *Kt, int M, int dp,
+                                         const int flush)
 {
     int r = 0;
     if (att_tune.six)
-        for (; r + 6 <= M; r += 6) s_block_256(S, Q, Kt, dp, r, 6);
-    for (; r + 4 <= M; r += 4) s_block_256(S, Q, Kt, dp, r, 4);
-    for (; r < M; r += 2) s_block_256(S, Q, Kt, dp, r, 2);
+        for (; r + 6 <= M; r += 6) s_block_256(S, Q, Kt, dp, r, 6, flush);
+    for (; r + 4 <= M; r += 4) s_block_256(S, Q, Kt, dp, r, 4, flush);
+    for (; r < M; r += 2) s_block_256(S, Q, Kt, dp, r, 2, flush);
+}
+static T256 void s_tile_256(float *S, const float *Q, const float *Kt,
+                            int M, int dp)
+{
+    s_tile_256_f(S, Q, Kt, M, dp, 0);
 }
 static T256 ATT_INLINE float hmax_256(__m256 v)
 {
@@ -1295,7 +1315,7 @@ static T256 void sm_tile_256(float *S, int M, const int *nvalid,
 }
 static T256 ATT_INLINE void pv_block_256(
     float *U, const float *P, const float *V, const float *alpha,
-    int dp, int r, int c0, const int R)
+    int dp, int r, int c0, const int R, const int flush)
 {
     __m256 acc[6][2];
 #pragma GCC unroll 6
@@ -1304,7 +1324,8 @@ static T256 ATT_INLINE void pv_block_256(
         const float *u = U + (size_t)(r + a) * dp + c0;
 #pragma GCC unroll 2
         for (int c = 0; c < 2; c++)
-            acc[a][c] = _mm256_mul_ps(al, _mm256_load_ps(u + 8 * c));
+            acc[a][c] = att_ftz_if256(
+                _mm256_mul_ps(al, _mm256_load_ps(u + 8 * c)), flush);
     }
     for (int kk = 0; kk < ATT_BK; kk++) {
         const float *vr = V + (size_t)kk * dp + c0;
@@ -1316,7 +1337,8 @@ static T256 ATT_INLINE void pv_block_256(
             __m256 w = _mm256_broadcast_ss(P + (r + a) * ATT_BK + kk);
 #pragma GCC unroll 2
             for (int c = 0; c < 2; c++)
-                acc[a][c] = _mm256_fmadd_ps(w, vv[c], acc[a][c]);
+                acc[a][c] = att_ftz_if256(
+                    _mm256_fmadd_ps(w, vv[c], acc[a][c]), flush);
         }
     }
 #pragma GCC unroll 6
@@ -1326,29 +1348,28 @@ static T256 ATT_INLINE void pv_block_256(
             _mm256_store_ps(U + (size_t)(r + a) * dp + c0 + 8 * c,
                             acc[a][c]);
 }
-static T256 void pv_tile_256(float *U, const float *P, const float *V,
-                             const float *alpha, int M, int dp)
+static T256 ATT_INLINE void pv_tile_256_f(float *U, const float *P,
+    const float *V, const float *alpha, int M, int dp, const int flush)
 {
     for (int c0 = 0; c0 < dp; c0 += 16) {
         int r = 0;
         if (att_tune.six)
             for (; r + 6 <= M; r += 6)
-                pv_block_256(U, P, V, alpha, dp, r, c0, 6);
+                pv_block_256(U, P, V, alpha, dp, r, c0, 6, flush);
         for (; r + 4 <= M; r += 4)
-            pv_block_256(U, P, V, alpha, dp, r, c0, 4);
-        for (; r < M; r += 2) pv_block_256(U, P, V, alpha, dp, r, c0, 2);
+            pv_block_256(U, P, V, alpha, dp, r, c0, 4, flush);
+        for (; r < M; r += 2)
+            pv_block_256(U, P, V, alpha, dp, r, c0, 2, flush);
     }
+}
+static T256 void pv_tile_256(float *U, const float *P, const float *V,
+                             const float *alpha, int M, int dp)
+{
+    pv_tile_256_f(U, P, V, alpha, M, dp, 0);
 }
 static T256 void att_exp2_8(float *y, const float *x)
 {
     _mm256_storeu_ps(y, exp2_256(_mm256_loadu_ps(x)));
-}
-static T256 ATT_INLINE __m256 att_ftz256(__m256 x)
-{
-    const __m256 mag = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX));
-    __m256 tiny = _mm256_cmp_ps(_mm256_and_ps(x, mag),
-                                _mm256_set1_ps(FLT_MIN), _CMP_LT_OQ);
-    return _mm256_andnot_ps(_mm256_and_ps(tiny, mag), x);
 }
 static T256 ATT_INLINE __m256 att_dot_emul256(__m256 z, __m256i a,
                                               __m256i b)
@@ -1368,73 +1389,6 @@ static T256 float att_dot1_emul256(float z, uint32_t a, uint32_t b)
                                _mm256_set1_epi32((int)att_daz_pair(b)));
     return _mm256_cvtss_f32(r);
 }
-static T256 void s16_tile_emul256(float *S, const uint16_t *Q,
-                                  const uint16_t *Kt, int M, int dp,
-                                  float sc)
-{
-    for (int r = 0; r < M; r += 4)
-        for (int j0 = 0; j0 < ATT_BK; j0 += 16) {
-            __m256 acc[4][2];
-#pragma GCC unroll 4
-            for (int a = 0; a < 4; a++)
-                acc[a][0] = acc[a][1] = _mm256_setzero_ps();
-            for (int p = 0; p < dp / 2; p++) {
-                const uint16_t *kr = Kt + ((size_t)p * ATT_BK + j0) * 2;
-                __m256i k0 = _mm256_loadu_si256((const __m256i *)kr);
-                __m256i k1 = _mm256_loadu_si256((const __m256i *)(kr + 16));
-#pragma GCC unroll 4
-                for (int a = 0; a < 4; a++) {
-                    uint32_t pr;
-                    memcpy(&pr, Q + (size_t)(r + a) * dp + 2 * p, sizeof pr);
-                    __m256i b = _mm256_set1_epi32((int)pr);
-                    acc[a][0] = att_dot_emul256(acc[a][0], k0, b);
-                    acc[a][1] = att_dot_emul256(acc[a][1], k1, b);
-                }
-            }
-#pragma GCC unroll 4
-            for (int a = 0; a < 4; a++)
-#pragma GCC unroll 2
-                for (int c = 0; c < 2; c++)
-                    _mm256_storeu_ps(S + (size_t)(r + a) * ATT_BK + j0 + 8 * c,
-                        _mm256_mul_ps(acc[a][c], _mm256_set1_ps(sc)));
-        }
-}
-static T256 void pv16_tile_emul256(float *U, const uint16_t *P,
-                                   const uint16_t *V, const float *alpha,
-                                   int M, int dp)
-{
-    for (int c0 = 0; c0 < dp; c0 += 16)
-        for (int r = 0; r < M; r += 4) {
-            __m256 acc[4][2];
-#pragma GCC unroll 4
-            for (int a = 0; a < 4; a++)
-#pragma GCC unroll 2
-                for (int c = 0; c < 2; c++)
-                    acc[a][c] = att_ftz256(_mm256_mul_ps(
-                        _mm256_set1_ps(alpha[r + a]), _mm256_loadu_ps(
-                            U + (size_t)(r + a) * dp + c0 + 8 * c)));
-            for (int q = 0; q < ATT_BK / 2; q++) {
-                const uint16_t *vr = V + (size_t)q * 2 * dp + 2 * c0;
-                __m256i v0 = _mm256_loadu_si256((const __m256i *)vr);
-                __m256i v1 = _mm256_loadu_si256((const __m256i *)(vr + 16));
-#pragma GCC unroll 4
-                for (int a = 0; a < 4; a++) {
-                    uint32_t pr;
-                    memcpy(&pr, P + (size_t)(r + a) * ATT_BK + 2 * q,
-                           sizeof pr);
-                    __m256i w = _mm256_set1_epi32((int)pr);
-                    acc[a][0] = att_dot_emul256(acc[a][0], v0, w);
-                    acc[a][1] = att_dot_emul256(acc[a][1], v1, w);
-                }
-            }
-#pragma GCC unroll 4
-            for (int a = 0; a < 4; a++)
-#pragma GCC unroll 2
-                for (int c = 0; c < 2; c++)
-                    _mm256_storeu_ps(U + (size_t)(r + a) * dp + c0 + 8 * c,
-                                     acc[a][c]);
-        }
-}
 static T256 ATT_INLINE __m256i att_bf16_256(__m256 x)
 {
     __m256i u = _mm256_castps_si256(x);
@@ -1452,34 +1406,101 @@ static T256 ATT_INLINE __m256i att_bf16_256(__m256 x)
             u, _mm256_set1_epi32(INT32_MIN)), sub);
     return _mm256_and_si256(r, _mm256_set1_epi32((int)0xffff0000u));
 }
-static T256 void pair16_256(uint16_t *out, const float *even,
-                            const float *odd, int n)
+static T256 ATT_INLINE __m256 att_bf16f_256(__m256 x)
 {
-    for (int i = 0; i < n; i += 8) {
-        __m256i e = att_bf16_256(_mm256_loadu_ps(even + i));
-        __m256i o = att_bf16_256(_mm256_loadu_ps(odd + i));
-        _mm256_storeu_si256((__m256i *)(out + 2 * i),
-                            _mm256_or_si256(o, _mm256_srli_epi32(e, 16)));
-    }
+    return _mm256_castsi256_ps(att_bf16_256(x));
 }
-static T256 float row16_256(uint16_t *out, const float *x, int n)
+static T256 ATT_INLINE __m256i att_emin256(__m256i m, __m256 r)
 {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    float lane[16], sum = 0;
-    for (int i = 0; i < n; i += 16) {
-        __m256i r0 = att_bf16_256(_mm256_loadu_ps(x + i));
-        __m256i r1 = att_bf16_256(_mm256_loadu_ps(x + i + 8));
-        acc0 = _mm256_add_ps(acc0, _mm256_castsi256_ps(r0));
-        acc1 = _mm256_add_ps(acc1, _mm256_castsi256_ps(r1));
-        __m256i h = _mm256_packus_epi32(_mm256_srli_epi32(r0, 16),
-                                        _mm256_srli_epi32(r1, 16));
-        _mm256_storeu_si256((__m256i *)(out + i),
-                            _mm256_permute4x64_epi64(h, 0xD8));
+    __m256i a = _mm256_and_si256(_mm256_castps_si256(r),
+                                 _mm256_set1_epi32(INT32_MAX));
+    return _mm256_min_epu32(m, _mm256_sub_epi32(a, _mm256_set1_epi32(1)));
+}
+static T256 int att_emin_exp256(__m256i m)
+{
+    uint32_t lane[8], lo = UINT32_MAX;
+    _mm256_storeu_si256((__m256i *)lane, m);
+    for (int i = 0; i < 8; i++) lo = lane[i] < lo ? lane[i] : lo;
+    return lo == UINT32_MAX ? 255 : (int)((lo + 1) >> 23);
+}
+static T256 int att_wide_rows256(float *out, const float *in, int pairs,
+                                 int n)
+{
+    __m256i m = _mm256_set1_epi32(-1);
+    for (int p = 0; p < pairs; p++) {
+        const float *e = in + (size_t)2 * p * n, *o = e + n;
+        float *d0 = out + (size_t)2 * p * n, *d1 = d0 + n;
+        for (int i = 0; i < n; i += 8) {
+            __m256 re = att_bf16f_256(_mm256_loadu_ps(e + i));
+            __m256 ro = att_bf16f_256(_mm256_loadu_ps(o + i));
+            m = att_emin256(att_emin256(m, re), ro);
+            _mm256_storeu_ps(d0 + i, ro);
+            _mm256_storeu_ps(d1 + i, re);
+        }
     }
-    _mm256_storeu_ps(lane, acc0);
-    _mm256_storeu_ps(lane + 8, acc1);
-    for (int i = 0; i < 16; i++) sum += lane[i];
-    return sum;
+    return att_emin_exp256(m);
+}
+static T256 int att_wide_q256(float *Q, size_t n)
+{
+    __m256i m = _mm256_set1_epi32(-1);
+    for (size_t i = 0; i < n; i += 8) {
+        __m256 r = att_bf16f_256(_mm256_loadu_ps(Q + i));
+        m = att_emin256(m, r);
+        _mm256_storeu_ps(Q + i, _mm256_permute_ps(r, 0xB1));
+    }
+    return att_emin_exp256(m);
+}
+static T256 int att_wide_p256(float *S, float *l, const float *lsave,
+                              const float *alpha, int M)
+{
+    __m256i m = _mm256_set1_epi32(-1);
+    for (int r = 0; r < M; r++) {
+        float *x = S + (size_t)r * ATT_BK, lane[16], sum = 0;
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+        for (int i = 0; i < ATT_BK; i += 16) {
+            __m256 r0 = att_bf16f_256(_mm256_loadu_ps(x + i));
+            __m256 r1 = att_bf16f_256(_mm256_loadu_ps(x + i + 8));
+            acc0 = _mm256_add_ps(acc0, r0);
+            acc1 = _mm256_add_ps(acc1, r1);
+            m = att_emin256(att_emin256(m, r0), r1);
+            _mm256_storeu_ps(x + i, _mm256_permute_ps(r0, 0xB1));
+            _mm256_storeu_ps(x + i + 8, _mm256_permute_ps(r1, 0xB1));
+        }
+        _mm256_storeu_ps(lane, acc0);
+        _mm256_storeu_ps(lane + 8, acc1);
+        for (int i = 0; i < 16; i++) sum += lane[i];
+        l[r] = lsave[r] * alpha[r] + sum;
+    }
+    return att_emin_exp256(m);
+}
+static T256 void s_tile_wide256(float *S, const float *Q, const float *Kt,
+                                int M, int dp, float sc, int flush)
+{
+    if (flush) s_tile_256_f(S, Q, Kt, M, dp, 1);
+    else s_tile_256_f(S, Q, Kt, M, dp, 0);
+    for (int i = 0; i < M * ATT_BK; i += 8)
+        _mm256_store_ps(S + i, _mm256_mul_ps(_mm256_load_ps(S + i),
+                                             _mm256_set1_ps(sc)));
+}
+static T256 void pv_tile_wide256(float *U, const float *P, const float *V,
+                                 const float *alpha, int M, int dp,
+                                 int flush)
+{
+    const __m256 mag = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX));
+    __m256 small = _mm256_setzero_ps();
+    for (int r = 0; r < M && !flush; r++)
+        for (int i = 0; i < dp; i += 8) {
+            __m256 x = _mm256_mul_ps(_mm256_set1_ps(alpha[r]),
+                                     _mm256_load_ps(U + (size_t)r * dp + i));
+            small = _mm256_or_ps(small, _mm256_and_ps(
+                _mm256_cmp_ps(_mm256_and_ps(x, mag),
+                              _mm256_set1_ps(0x1p-102f), _CMP_LT_OQ),
+                _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NEQ_OQ)));
+        }
+    if (flush || _mm256_movemask_ps(small))
+        pv_tile_256_f(U, P, V, alpha, M, dp, 1);
+    else
+        pv_tile_256_f(U, P, V, alpha, M, dp, 0);
 }
 #endif
 static double att_poly_abs(int j, double f) /* bound on |p^(j)| */
@@ -1641,19 +1662,16 @@ static int att_has_avx512bf16(void)
 static att_bf16_kernels att_bf16_pick(rope_simd s, const char *force)
 {
     att_bf16_kernels k = { s16_tile_scalar, pv16_tile_scalar,
-                           pair16_scalar, row16_scalar };
+                           pair16_scalar, row16_scalar, 0 };
     int emul = force && !strcmp(force, "emulate");
     int dpbf = force && !strcmp(force, "dpbf16");
     if (force && !strcmp(force, "scalar")) return k;
 #if ATT_X86
-    if (s == ROPE_SIMD_AVX2 && !emul
-        && rope_simd_available(ROPE_SIMD_AVX2))
-        k = (att_bf16_kernels){ s16_tile_emul256, pv16_tile_emul256,
-                                pair16_256, row16_256 };
+    if (s == ROPE_SIMD_AVX2 && !emul) k.wide = 1;
     if (s == ROPE_SIMD_AVX512 || emul) {
         if (!rope_simd_available(ROPE_SIMD_AVX512)) return k;
         k = (att_bf16_kernels){ s16_tile_emul, pv16_tile_emul,
-                                pair16_512, row16_512 };
+                                pair16_512, row16_512, 0 };
         if (!emul && att_has_avx512bf16()) {
             k.s = s16_tile_bf16;
             k.pv = pv16_tile_bf16;
@@ -1681,7 +1699,7 @@ const char *rope_bf16_kernels(rope_simd s)
 #if ATT_X86
     if (k.s == s16_tile_bf16) return "vdpbf16ps";
     if (k.s == s16_tile_emul) return "avx512f-emulation";
-    if (k.s == s16_tile_emul256) return "avx2-emulation";
+    if (k.wide) return "avx2-emulation";
 #endif
     return "portable-emulation";
 }
@@ -1903,6 +1921,8 @@ typedef struct {
     float *part; /* the caller's decode partial states */
     size_t part_n;
     uint16_t *Q16, *Kt16, *Vt16, *P16; /* bf16 operands */
+    float *Kw, *Vw; /* the AVX2 emulation's widened tiles */
+    int e16q[ATT_IB], e16k, e16v; /* their smallest exponents */
     float *lsave;
     float *pack; size_t pack_n; int pack_d; /* packed tiles, their d */
 } att_ws;
@@ -1940,9 +1960,12 @@ static int att_ws_init(att_ws *w, const att_job *J)
     w->Vt16 = att_alloc(sizeof(uint16_t) * dp * ATT_BK);
     w->P16 = att_alloc(sizeof(uint16_t) * M * ATT_BK);
     w->lsave = att_alloc(sizeof(float) * M);
+    w->Kw = att_alloc(sizeof(float) * dp * ATT_BK);
+    w->Vw = att_alloc(sizeof(float) * dp * ATT_BK);
     return w->Q && w->U && w->S && w->m && w->l && w->alpha
            && w->tmp && w->nvalid && w->Kt && w->Vt
-           && w->Q16 && w->Kt16 && w->Vt16 && w->P16 && w->lsave;
+           && w->Q16 && w->Kt16 && w->Vt16 && w->P16 && w->lsave
+           && w->Kw && w->Vw;
 }
 
 static void att_ws_free(att_ws *w)
@@ -1954,8 +1977,9 @@ static void att_ws_free(att_ws *w)
     w->Kt = w->Vt = NULL;
     w->nvalid = NULL;
     free(w->Q16); free(w->Kt16); free(w->Vt16); free(w->P16); free(w->lsave);
+    free(w->Kw); free(w->Vw);
     w->Q16 = w->Kt16 = w->Vt16 = w->P16 = NULL;
-    w->lsave = NULL;
+    w->lsave = w->Kw = w->Vw = NULL;
     w->M = w->d = 0;
 }
 static pthread_key_t att_ws_key;
@@ -2001,7 +2025,7 @@ static size_t att_ws_floats(const att_job *J)
 {
     size_t M = (size_t)J->M, dp = (size_t)J->dp;
     size_t bf16 = (ATT_IB * M * dp + 2 * dp * ATT_BK + M * ATT_BK) / 2 + M
-                  + 5 * 16;
+                  + 2 * dp * ATT_BK + 7 * 16;
     return ATT_IB * M * (2 * dp + 2) + M * (ATT_BK + 2) + dp
            + 2 * ATT_BK * dp + 10 * 16 + bf16;
 }
@@ -2017,12 +2041,27 @@ static void att_plan_bf16(att_job *J, const rope_attention_params *p)
 static void att_round_q_bf16(att_job *J, att_ws *w, int nb)
 {
     size_t rows = (size_t)nb * J->M;
+#if ATT_X86
+    if (J->k16.wide) {
+        for (int kb = 0; kb < nb; kb++)
+            w->e16q[kb] = att_wide_q256(w->Q + (size_t)kb * J->M * J->dp,
+                                        (size_t)J->M * J->dp);
+        return;
+    }
+#endif
     for (size_t r = 0; r < rows; r++)
         J->k16.row(w->Q16 + r * J->dp, w->Q + r * J->dp, J->dp);
 }
 static void att_pack_tile_bf16(att_job *J, att_ws *w)
 {
     int dp = J->dp;
+#if ATT_X86
+    if (J->k16.wide) {
+        w->e16k = att_wide_rows256(w->Kw, w->kt, dp / 2, ATT_BK);
+        w->e16v = att_wide_rows256(w->Vw, w->vt, ATT_BK / 2, dp);
+        return;
+    }
+#endif
     for (int p = 0; p < dp / 2; p++)
         J->k16.pair(w->Kt16 + (size_t)p * 2 * ATT_BK,
                     w->kt + (size_t)2 * p * ATT_BK,
@@ -2043,6 +2082,19 @@ static void att_tile_block_bf16(att_job *J, att_ws *w, size_t at,
 #if ATT_X86 && ATT_AMX
     if (J->k16.s == s16_tile_amx) {
         att_tile_block_amx(J, w, at, nv);
+        return;
+    }
+#endif
+#if ATT_X86
+    if (J->k16.wide) {
+        int ep, eq = w->e16q[at / (size_t)M];
+        s_tile_wide256(w->S, w->Q + at * dp, w->Kw, M, dp, J->qs16,
+                       eq + w->e16k < 142);
+        memcpy(w->lsave, w->l + at, sizeof(float) * M);
+        J->ker.sm(w->S, M, nv, w->m + at, w->l + at, w->alpha);
+        ep = att_wide_p256(w->S, w->l + at, w->lsave, w->alpha, M);
+        pv_tile_wide256(w->U + at * dp, w->S, w->Vw, w->alpha, M, dp,
+                        ep + w->e16v < 142);
         return;
     }
 #endif

@@ -300,10 +300,16 @@ END_TEST
 
 START_TEST(test_attention_bf16_avx2_equals_portable)
 {
+    /* prefill, decode, values near 2^-120, queries and keys near 2^-64 */
+    static const int shape[4][3] = {{300, 300, 96}, {1, 300, 64},
+                                    {200, 200, 64}, {200, 200, 32}};
     if (!rope_simd_available(ROPE_SIMD_AVX2)) return;
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < 4; s++) {
         att_problem a;
-        att_make(&a, s ? 1 : 300, 300, 8, 2, s ? 64 : 96, 3, 93 + s);
+        att_make(&a, shape[s][0], shape[s][1], 8, 2, shape[s][2], 3, 93 + s);
+        for (size_t i = 0; i < a.nkv && s == 2; i++) a.v[i] *= 0x1p-118f;
+        for (size_t i = 0; i < a.nkv && s == 3; i++) a.k[i] *= 0x1p-64f;
+        for (size_t i = 0; i < a.nq && s == 3; i++) a.q[i] *= 0x1p-64f;
         a.p.kv_dtype = ROPE_DTYPE_BF16;
         a.p.simd = ROPE_SIMD_AVX2;
         float *o1 = malloc(sizeof(float) * a.nq);

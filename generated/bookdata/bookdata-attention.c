@@ -601,6 +601,10 @@ int bookdata_attention(const char *dir)
                 "attention-amx-probe-3", "attention-amx-differ"};
             for (int k = 0; k < 8; k++) bd_def(f, names[k], "%s", "--");
         }
+        const char *kn = rope_bf16_kernels(ROPE_SIMD_AUTO);
+        bd_def(f, "attention-has-amx", "%d", !strcmp(kn, "amx"));
+        bd_def(f, "attention-has-dpbf16", "%d", dot1 > 0
+               && (!strcmp(kn, "amx") || !strcmp(kn, "vdpbf16ps")));
         bd_def(f, "attention-bf16-dot", "%.0f", dot1);
         bd_def(f, "attention-bf16-fma", "%.0f", fma1);
         bd_def(f, "attention-bf16-dot-ratio", "%.2f",

@@ -464,6 +464,8 @@ class Book:
     def page_body(self, name, tex, chapno):
         self.page, self.chapno, self.eqno, self.exno = name, chapno, 0, 0
         self.vals[name] = {}
+        tex = replace_cmd(tex, "valif", 3, lambda k, a, b:
+                          a if self.values[k].strip() == "1" else b)
         tex = self.index_entries(tex)
         tex = self.floats(tex)
         tex = self.exercises(tex)

@@ -1371,22 +1371,18 @@ static T256 void att_exp2_8(float *y, const float *x)
 {
     _mm256_storeu_ps(y, exp2_256(_mm256_loadu_ps(x)));
 }
-static T256 ATT_INLINE __m256 att_dot_emul256(__m256 z, __m256i a,
-                                              __m256i b)
-{
-    const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
-    z = att_ftz256(_mm256_fmadd_ps(
-        _mm256_castsi256_ps(_mm256_and_si256(a, hi)),
-        _mm256_castsi256_ps(_mm256_and_si256(b, hi)), z));
-    return att_ftz256(_mm256_fmadd_ps(
-        _mm256_castsi256_ps(_mm256_slli_epi32(a, 16)),
-        _mm256_castsi256_ps(_mm256_slli_epi32(b, 16)), z));
-}
 static T256 float att_dot1_emul256(float z, uint32_t a, uint32_t b)
 {
-    __m256 r = att_dot_emul256(att_ftz256(_mm256_set1_ps(z)),
-                               _mm256_set1_epi32((int)att_daz_pair(a)),
-                               _mm256_set1_epi32((int)att_daz_pair(b)));
+    const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
+    __m256i va = _mm256_set1_epi32((int)att_daz_pair(a));
+    __m256i vb = _mm256_set1_epi32((int)att_daz_pair(b));
+    __m256 r = att_ftz256(_mm256_fmadd_ps(
+        _mm256_castsi256_ps(_mm256_and_si256(va, hi)),
+        _mm256_castsi256_ps(_mm256_and_si256(vb, hi)),
+        att_ftz256(_mm256_set1_ps(z))));
+    r = att_ftz256(_mm256_fmadd_ps(
+        _mm256_castsi256_ps(_mm256_slli_epi32(va, 16)),
+        _mm256_castsi256_ps(_mm256_slli_epi32(vb, 16)), r));
     return _mm256_cvtss_f32(r);
 }
 static T256 ATT_INLINE __m256i att_bf16_256(__m256 x)

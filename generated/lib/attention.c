@@ -695,17 +695,19 @@ static T512 void pv_tile_512(float *U, const float *P, const float *V,
 {
     pv_keys_512(U, P, V, alpha, M, dp, ATT_BK);
 }
+static int att_seen_vectors(const int *nvalid, int M)
+{
+    int mx = 0;
+    if (!nvalid) return ATT_BK / 16;
+    for (int r = 0; r < M; r++) mx = nvalid[r] > mx ? nvalid[r] : mx;
+    return mx < 16 ? 1 : (mx + 15) / 16;
+}
 static T512 void st_tile_512(float *S, const float *Q, const float *Kt,
                              const float *V, float *U, int M, int dp,
                              const int *nvalid, float *m, float *l,
                              float *alpha)
 {
-    int nc = 4;
-    if (nvalid) {
-        int mx = 0;
-        for (int r = 0; r < M; r++) mx = nvalid[r] > mx ? nvalid[r] : mx;
-        nc = mx < 16 ? 1 : (mx + 15) / 16;
-    }
+    int nc = att_seen_vectors(nvalid, M);
     switch (nc) {
     case 1: s_cols_512(S, Q, Kt, M, dp, 1); break;
     case 2: s_cols_512(S, Q, Kt, M, dp, 2); break;
@@ -1215,9 +1217,10 @@ static T256 ATT_INLINE __m256 att_ftz_if256(__m256 x, const int flush)
 }
 static T256 ATT_INLINE void s_block_256(float *S, const float *Q,
                                         const float *Kt, int dp, int r,
-                                        const int R, const int flush)
+                                        int nk, const int R,
+                                        const int flush)
 {
-    for (int c0 = 0; c0 < ATT_BK; c0 += 16) {
+    for (int c0 = 0; c0 < nk; c0 += 16) {
         __m256 acc[6][2];
 #pragma GCC unroll 6
         for (int a = 0; a < R; a++)
@@ -1247,18 +1250,19 @@ static T256 ATT_INLINE void s_block_256(float *S, const float *Q,
 
 static T256 ATT_INLINE void s_tile_256_f(float *S, const float *Q,
                                          const float *Kt, int M, int dp,
-                                         const int flush)
+                                         int nk, const int flush)
 {
     int r = 0;
     if (att_tune.six)
-        for (; r + 6 <= M; r += 6) s_block_256(S, Q, Kt, dp, r, 6, flush);
-    for (; r + 4 <= M; r += 4) s_block_256(S, Q, Kt, dp, r, 4, flush);
-    for (; r < M; r += 2) s_block_256(S, Q, Kt, dp, r, 2, flush);
+        for (; r + 6 <= M; r += 6)
+            s_block_256(S, Q, Kt, dp, r, nk, 6, flush);
+    for (; r + 4 <= M; r += 4) s_block_256(S, Q, Kt, dp, r, nk, 4, flush);
+    for (; r < M; r += 2) s_block_256(S, Q, Kt, dp, r, nk, 2, flush);
 }
 static T256 void s_tile_256(float *S, const float *Q, const float *Kt,
                             int M, int dp)
 {
-    s_tile_256_f(S, Q, Kt, M, dp, 0);
+    s_tile_256_f(S, Q, Kt, M, dp, ATT_BK, 0);
 }
 static T256 ATT_INLINE float hmax_256(__m256 v)
 {
@@ -1282,40 +1286,60 @@ static T256 void sm_tile_256(float *S, int M, const int *nvalid,
 {
     const __m256 ninf = _mm256_set1_ps(-INFINITY);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (int r = 0; r < M; r++) {
-        float *x = S + (size_t)r * ATT_BK;
-        int nv = nvalid ? nvalid[r] : ATT_BK;
-        __m256 v[8], k[8], m8 = ninf;
-        #pragma GCC unroll 8
-        for (int c = 0; c < 8; c++) {
-            __m256i lim = _mm256_set1_epi32(nv - 8 * c);
-            k[c] = _mm256_castsi256_ps(_mm256_cmpgt_epi32(lim, lane));
-            v[c] = _mm256_blendv_ps(ninf, _mm256_load_ps(x + 8 * c), k[c]);
-            m8 = _mm256_max_ps(m8, v[c]);
+    const int G = att_tune.rows ? 8 : 1;
+    for (int r0 = 0; r0 < M; r0 += G) {
+        int g = M - r0 < G ? M - r0 : G;
+        float mo[8] = {0}, mn[8] = {0}, al[8];
+        for (int a = 0; a < g; a++) {
+            float *x = S + (size_t)(r0 + a) * ATT_BK;
+            int nv = nvalid ? nvalid[r0 + a] : ATT_BK;
+            __m256 m8 = ninf;
+            if (nv >= ATT_BK) {
+            #pragma GCC unroll 8
+                for (int c = 0; c < 8; c++)
+                    m8 = _mm256_max_ps(m8, _mm256_load_ps(x + 8 * c));
+            } else {
+            #pragma GCC unroll 8
+                for (int c = 0; c < 8; c++) {
+                    __m256i lim = _mm256_set1_epi32(nv - 8 * c);
+                    __m256 k = _mm256_castsi256_ps(_mm256_cmpgt_epi32(lim, lane));
+                    __m256 v = _mm256_blendv_ps(ninf, _mm256_load_ps(x + 8 * c), k);
+                    _mm256_store_ps(x + 8 * c, v);
+                    m8 = _mm256_max_ps(m8, v);
+                }
+            }
+            float mx = hmax_256(m8);
+            mo[a] = m[r0 + a];
+            mn[a] = mo[a] > mx ? mo[a] : mx;
         }
-        float mx = hmax_256(m8);
-        float mn = m[r] > mx ? m[r] : mx;
-        if (mn == -INFINITY) {
-            alpha[r] = 1;
-            memset(x, 0, sizeof(float) * ATT_BK);
-            continue;
-        }
-        __m256 vm = _mm256_set1_ps(mn), sum = _mm256_setzero_ps();
+        __m256 vn = _mm256_loadu_ps(mn);
+        __m256 ev = exp2_256(_mm256_sub_ps(_mm256_loadu_ps(mo), vn));
+        ev = _mm256_blendv_ps(ev, _mm256_set1_ps(1.0f),
+                              _mm256_cmp_ps(vn, ninf, _CMP_EQ_OQ));
+        _mm256_storeu_ps(al, ev);
+        memcpy(alpha + r0, al, sizeof(float) * g);
+        for (int a = 0; a < g; a++) {
+            float *x = S + (size_t)(r0 + a) * ATT_BK;
+            if (mn[a] == -INFINITY) {
+                memset(x, 0, sizeof(float) * ATT_BK);
+                continue;
+            }
+            __m256 vm = _mm256_set1_ps(mn[a]), sum = _mm256_setzero_ps();
 #pragma GCC unroll 8
-        for (int c = 0; c < 8; c++) {
-            __m256 e = exp2_256(_mm256_sub_ps(v[c], vm));
-            _mm256_store_ps(x + 8 * c, e);
-            sum = _mm256_add_ps(sum, e);
+            for (int c = 0; c < 8; c++) {
+                __m256 e = exp2_256(
+                    _mm256_sub_ps(_mm256_load_ps(x + 8 * c), vm));
+                _mm256_store_ps(x + 8 * c, e);
+                sum = _mm256_add_ps(sum, e);
+            }
+            l[r0 + a] = l[r0 + a] * al[a] + hsum_256(sum);
+            m[r0 + a] = mn[a];
         }
-        alpha[r] = _mm256_cvtss_f32(
-            exp2_256(_mm256_set1_ps(m[r] - mn)));
-        l[r] = l[r] * alpha[r] + hsum_256(sum);
-        m[r] = mn;
     }
 }
 static T256 ATT_INLINE void pv_block_256(
     float *U, const float *P, const float *V, const float *alpha,
-    int dp, int r, int c0, const int R, const int flush)
+    int dp, int r, int c0, int nk, const int R, const int flush)
 {
     __m256 acc[6][2];
 #pragma GCC unroll 6
@@ -1327,7 +1351,7 @@ static T256 ATT_INLINE void pv_block_256(
             acc[a][c] = att_ftz_if256(
                 _mm256_mul_ps(al, _mm256_load_ps(u + 8 * c)), flush);
     }
-    for (int kk = 0; kk < ATT_BK; kk++) {
+    for (int kk = 0; kk < nk; kk++) {
         const float *vr = V + (size_t)kk * dp + c0;
         __m256 vv[2];
 #pragma GCC unroll 2
@@ -1349,23 +1373,34 @@ static T256 ATT_INLINE void pv_block_256(
                             acc[a][c]);
 }
 static T256 ATT_INLINE void pv_tile_256_f(float *U, const float *P,
-    const float *V, const float *alpha, int M, int dp, const int flush)
+    const float *V, const float *alpha, int M, int dp, int nk,
+    const int flush)
 {
     for (int c0 = 0; c0 < dp; c0 += 16) {
         int r = 0;
         if (att_tune.six)
             for (; r + 6 <= M; r += 6)
-                pv_block_256(U, P, V, alpha, dp, r, c0, 6, flush);
+                pv_block_256(U, P, V, alpha, dp, r, c0, nk, 6, flush);
         for (; r + 4 <= M; r += 4)
-            pv_block_256(U, P, V, alpha, dp, r, c0, 4, flush);
+            pv_block_256(U, P, V, alpha, dp, r, c0, nk, 4, flush);
         for (; r < M; r += 2)
-            pv_block_256(U, P, V, alpha, dp, r, c0, 2, flush);
+            pv_block_256(U, P, V, alpha, dp, r, c0, nk, 2, flush);
     }
 }
 static T256 void pv_tile_256(float *U, const float *P, const float *V,
                              const float *alpha, int M, int dp)
 {
-    pv_tile_256_f(U, P, V, alpha, M, dp, 0);
+    pv_tile_256_f(U, P, V, alpha, M, dp, ATT_BK, 0);
+}
+static T256 void st_tile_256(float *S, const float *Q, const float *Kt,
+                             const float *V, float *U, int M, int dp,
+                             const int *nvalid, float *m, float *l,
+                             float *alpha)
+{
+    int nk = 16 * att_seen_vectors(nvalid, M);
+    s_tile_256_f(S, Q, Kt, M, dp, nk, 0);
+    sm_tile_256(S, M, nvalid, m, l, alpha);
+    pv_tile_256_f(U, S, V, alpha, M, dp, nk, 0);
 }
 static T256 void att_exp2_8(float *y, const float *x)
 {
@@ -1472,8 +1507,8 @@ static T256 int att_wide_p256(float *S, float *l, const float *lsave,
 static T256 void s_tile_wide256(float *S, const float *Q, const float *Kt,
                                 int M, int dp, float sc, int flush)
 {
-    if (flush) s_tile_256_f(S, Q, Kt, M, dp, 1);
-    else s_tile_256_f(S, Q, Kt, M, dp, 0);
+    if (flush) s_tile_256_f(S, Q, Kt, M, dp, ATT_BK, 1);
+    else s_tile_256_f(S, Q, Kt, M, dp, ATT_BK, 0);
     for (int i = 0; i < M * ATT_BK; i += 8)
         _mm256_store_ps(S + i, _mm256_mul_ps(_mm256_load_ps(S + i),
                                              _mm256_set1_ps(sc)));
@@ -1494,9 +1529,9 @@ static T256 void pv_tile_wide256(float *U, const float *P, const float *V,
                 _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NEQ_OQ)));
         }
     if (flush || _mm256_movemask_ps(small))
-        pv_tile_256_f(U, P, V, alpha, M, dp, 1);
+        pv_tile_256_f(U, P, V, alpha, M, dp, ATT_BK, 1);
     else
-        pv_tile_256_f(U, P, V, alpha, M, dp, 0);
+        pv_tile_256_f(U, P, V, alpha, M, dp, ATT_BK, 0);
 }
 #endif
 static double att_poly_abs(int j, double f) /* bound on |p^(j)| */
@@ -1614,7 +1649,7 @@ static att_kernels att_pick(rope_simd s)
                            att_rotate_row_512, st_tile_512 };
     else if (s == ROPE_SIMD_AVX2)
         k = (att_kernels){ s_tile_256, sm_tile_256, pv_tile_256,
-                           att_rotate_row, NULL };
+                           att_rotate_row, st_tile_256 };
 #else
     (void)s;
 #endif

@@ -582,15 +582,16 @@ START_TEST(test_attention_threads_bit_identical)
     }
 }
 END_TEST
-START_TEST(test_attention_pack_and_rows_change_no_bit)
+START_TEST(test_attention_pack_rows_step_change_no_bit)
 {
-    static const int shape[4][6] = { /* n, kv_len, heads, kv, d, causal */
+    static const int shape[5][6] = { /* n, kv_len, heads, kv, d, causal */
         {700, 700, 8, 2, 64, 1}, {600, 900, 6, 3, 80, 0},
-        {600, 900, 6, 3, 72, 1}, {520, 520, 4, 1, 2, 1}
+        {600, 900, 6, 3, 72, 1}, {520, 520, 4, 1, 2, 1},
+        {400, 400, 6, 2, 64, 1}
     };
     rope_simd paths[3];
     int np = att_paths(paths);
-    for (int s = 0; s < 4; s++) {
+    for (int s = 0; s < 5; s++) {
         att_problem a;
         const int *sh = shape[s];
         att_make_shape(&a, sh, 3, 91 + s);
@@ -626,6 +627,13 @@ START_TEST(test_attention_pack_and_rows_change_no_bit)
             }
             rope_attention_tune(ROPE_TUNE_PACK, pack);
             rope_attention_tune(ROPE_TUNE_ROWS, rows);
+            int step = rope_attention_tune(ROPE_TUNE_STEP, 0);
+            ck_assert_int_eq(rope_attention(ref, a.q, a.k, a.v, &a.p), 0);
+            rope_attention_tune(ROPE_TUNE_STEP, step);
+            ck_assert_int_eq(rope_attention(got, a.q, a.k, a.v, &a.p), 0);
+            ck_assert_msg(!memcmp(ref, got, sizeof(float) * a.nq),
+                          "shape %d path %s: the step changed the output", s,
+                          rope_simd_name(paths[pi]));
         }
         if (sh[4] == 80) {
             for (size_t j = 0; j < a.nkv; j += (size_t)sh[4]) {
@@ -1581,7 +1589,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_two_keys_closed_form);
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
     tcase_add_test(tc, test_attention_threads_bit_identical);
-    tcase_add_test(tc, test_attention_pack_and_rows_change_no_bit);
+    tcase_add_test(tc, test_attention_pack_rows_step_change_no_bit);
     tcase_add_test(tc, test_attention_six_rows_bits);
     tcase_add_test(tc, test_attention_pool_creates_no_thread_per_call);
     tcase_add_test(tc, test_attention_pool_spin);

@@ -72,13 +72,13 @@ EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py
 # roots that noroots finds equal to this list.  generated/ is grouped as
 # the book is: lib/ is the library a reader compares with MiniMind (Part I);
 # cli/, tests/, bookdata/, bench/ and exercises/ are the workshop (Part II).
-CORE_ROOTS := generated/lib/rope.h generated/tests/tests.h \
+CORE_ROOTS := generated/lib/rope.h generated/lib/npy.h generated/tests/tests.h \
   generated/cli/cli.h generated/bookdata/bookdata.h \
   generated/cli/rope-cli.c generated/cli/cli-util.c \
   generated/tests/test-main.c generated/tests/test-util.c \
   generated/bookdata/bookdata-main.c generated/bookdata/bookdata-util.c \
   generated/exercises/exercise-main.c
-chapter_roots = generated/lib/$1.c generated/tests/test-$1.c \
+chapter_roots = generated/lib/$1.h generated/lib/$1.c generated/tests/test-$1.c \
   generated/cli/cli-$1.c generated/bookdata/bookdata-$1.c \
   generated/exercises/exercises-$1.h generated/exercises/exercises-$1-starter.c \
   generated/tests/test-exercises-$1.c generated/exercises/exercises-$1-solution.c
@@ -130,10 +130,11 @@ BOOKDATA_OBJS += $(BENCH_OBJS)
   clean deps deps-check crosscheck experiments
 all: $(B)/librope.a $(B)/rope.h $(B)/rope
 
-# The library's header, beside the library.
-$(B)/rope.h: $(T)/rope.h
+# The library's headers, beside the library: rope.h includes the others.
+LIB_HEADERS := rope.h npy.h $(foreach m,$(NAMES),$m.h)
+$(B)/rope.h: $(addprefix $(T)/,$(LIB_HEADERS))
 	@mkdir -p $(@D)
-	cp $< $@
+	cp $^ $(@D)/
 
 # Tangle every root with #line directives into build/tangle, so compiler
 # errors, gdb and Check failures point into the .nw files.  cpif leaves

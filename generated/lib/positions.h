@@ -1,0 +1,49 @@
+/* positions.h: chapter 1: attention without positions */
+#ifndef ROPE_POSITIONS_H
+#define ROPE_POSITIONS_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+/* chapter 1: the example of "cat chases dog" */
+enum { ROPE_EX_VOCAB = 3, ROPE_EX_DMODEL = 8, ROPE_EX_DHEAD = 4 };
+typedef struct rope_example {
+    double emb[ROPE_EX_VOCAB * ROPE_EX_DMODEL]; /* [vocab, d_model] */
+    double wq[ROPE_EX_DMODEL * ROPE_EX_DHEAD]; /* [d_model, d] */
+    double wk[ROPE_EX_DMODEL * ROPE_EX_DHEAD];
+    double wv[ROPE_EX_DMODEL * ROPE_EX_DHEAD];
+} rope_example;
+/* chapter 1: attention without positions */
+uint64_t rope_splitmix64(uint64_t *state);
+double rope_uniform(uint64_t *state);
+double rope_gaussian(uint64_t *state);
+void rope_matmul(const double *a, const double *b, double *c,
+                 int n, int k, int m);
+void rope_softmax_rows(double *s, int rows, int cols);
+int rope_tiny_attention(const double *x, int n, int d_model, int d,
+                        const double *wq, const double *wk,
+                        const double *wv, double *out);
+extern const char *const rope_example_words[ROPE_EX_VOCAB];
+void rope_example_init(rope_example *ex, uint64_t seed);
+void rope_embed(const rope_example *ex, const int *tokens, int n,
+                double *x);
+void rope_permute_rows(const double *x, const int *perm, int n, int d,
+                       double *out);
+int rope_catdog(uint64_t seed, double out_a[3 * ROPE_EX_DHEAD],
+                double out_b[3 * ROPE_EX_DHEAD]);
+void rope_add_integer_positions(double *x, int n, int d);
+double rope_normalized_position(int t, int n);
+void rope_add_normalized_positions(double *x, int n, int d);
+double rope_norm(const double *x, int d);
+double rope_cosine(const double *a, const double *b, int d);
+/* chapter 1's tables and their helpers (workshop W1) */
+enum { ROPE_BOOK_SEED = 2024 };
+void rope_print_catdog(FILE *out, int latex);
+void rope_print_integer(FILE *out, int latex);
+void rope_print_normalized(FILE *out, int latex);
+enum { ROPE_CH1_DMODEL = 768 };
+#define ROPE_CH1_SIGMA 0.02
+void rope_two_embeddings(double *a, double *b, int d, double sigma,
+                         uint64_t seed);
+double rope_cosine_at_position(const double *a, const double *b, int d,
+                               double t);
+#endif

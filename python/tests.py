@@ -66,9 +66,13 @@ def reference_attention(q, k, v, cos, sin):
 
 class TestHeader(unittest.TestCase):
     def c_fields(self, name):
+        import glob
         import re
-        with open(os.path.join(ROOT, "generated", "lib", "rope.h")) as f:
-            text = f.read()
+        text = ""
+        for path in sorted(glob.glob(os.path.join(ROOT, "generated", "lib",
+                                                  "*.h"))):
+            with open(path) as f:
+                text += f.read()
         body = text.split("typedef struct %s {" % name)[1]
         body = body.split("} %s;" % name)[0]
         body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)

@@ -1,6 +1,6 @@
 /* rope-ring.h: ring attention over MPI (chapter 6). */
-#ifndef ROPE_RING_H
-#define ROPE_RING_H
+#ifndef ROPE_RING_MPI_H
+#define ROPE_RING_MPI_H
 #include <mpi.h>
 #include "rope.h"
 

@@ -281,15 +281,15 @@ START_TEST(test_attention_bf16_native_equals_emulation)
         a.p.simd = ROPE_SIMD_AVX512;
         float *o1 = malloc(sizeof(float) * a.nq);
         float *o2 = malloc(sizeof(float) * a.nq);
-        setenv("ROPE_BF16", "dpbf16", 1);
+        bench_env("ROPE_BF16", "dpbf16");
         ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 0);
         ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
-        unsetenv("ROPE_BF16");
+        bench_env("ROPE_BF16", NULL);
         for (int h = 0; h < 2; h++) {
-            setenv("ROPE_BF16", how[h], 1);
+            bench_env("ROPE_BF16", how[h]);
             ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX512), name[h]);
             ck_assert_int_eq(rope_attention(o2, a.q, a.k, a.v, &a.p), 0);
-            unsetenv("ROPE_BF16");
+            bench_env("ROPE_BF16", NULL);
             ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
                           "shape %d: %s differs", s, how[h]);
         }
@@ -317,11 +317,11 @@ START_TEST(test_attention_bf16_avx2_equals_portable)
         ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX2),
                          "avx2-emulation");
         ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
-        setenv("ROPE_BF16", "scalar", 1);
+        bench_env("ROPE_BF16", "scalar");
         ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX2),
                          "portable-emulation");
         ck_assert_int_eq(rope_attention(o2, a.q, a.k, a.v, &a.p), 0);
-        unsetenv("ROPE_BF16");
+        bench_env("ROPE_BF16", NULL);
         ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
                       "shape %d: the AVX2 emulation differs", s);
         free(o1); free(o2); att_free(&a);
@@ -398,9 +398,9 @@ START_TEST(test_attention_bf16_amx_arithmetic)
         ck_assert_int_eq(rope_bf16_amx_probe(pr, &got, &want, &mag), 0);
         ck_assert(fabs(got - want) <= 32 * u / (1 - 32 * u) * mag);
     }
-    setenv("ROPE_BF16", "dpbf16", 1);
+    bench_env("ROPE_BF16", "dpbf16");
     ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 0);
-    unsetenv("ROPE_BF16");
+    bench_env("ROPE_BF16", NULL);
     ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 1);
     ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX2), 0);
 }
@@ -422,15 +422,15 @@ START_TEST(test_attention_bf16_kernel_choice)
                            : s == ROPE_SIMD_AVX2 ? "avx2-emulation"
                            : bf && !strcmp(got, "amx") ? "amx" : dp;
         ck_assert_str_eq(got, want);
-        setenv("ROPE_BF16", "scalar", 1);
+        bench_env("ROPE_BF16", "scalar");
         ck_assert_str_eq(rope_bf16_kernels(s), "portable-emulation");
-        setenv("ROPE_BF16", "emulate", 1);
+        bench_env("ROPE_BF16", "emulate");
         ck_assert_str_eq(rope_bf16_kernels(s), x512 ? "avx512f-emulation"
                                                     : "portable-emulation");
-        setenv("ROPE_BF16", "dpbf16", 1);
+        bench_env("ROPE_BF16", "dpbf16");
         ck_assert_str_eq(rope_bf16_kernels(s),
                          s == ROPE_SIMD_AVX512 ? dp : want);
-        unsetenv("ROPE_BF16");
+        bench_env("ROPE_BF16", NULL);
     }
 }
 END_TEST
@@ -976,12 +976,12 @@ START_TEST(test_attention_simd_env)
 {
     rope_simd best = rope_simd_resolve(ROPE_SIMD_AVX512), s;
     ck_assert(rope_simd_available(best));
-    setenv("ROPE_SIMD", "scalar", 1);
+    bench_env("ROPE_SIMD", "scalar");
     ck_assert_int_eq(rope_simd_resolve(ROPE_SIMD_AUTO),
                      ROPE_SIMD_SCALAR);
-    setenv("ROPE_SIMD", "no-such-path", 1);
+    bench_env("ROPE_SIMD", "no-such-path");
     ck_assert_int_eq(rope_simd_resolve(ROPE_SIMD_AUTO), best);
-    unsetenv("ROPE_SIMD");
+    bench_env("ROPE_SIMD", NULL);
     ck_assert_int_eq(rope_simd_parse("avx2", &s), 0);
     ck_assert_int_eq(s, ROPE_SIMD_AVX2);
     ck_assert_int_ne(rope_simd_parse("avx", &s), 0);

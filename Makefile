@@ -62,10 +62,13 @@ EXTRA_ROOTS_4 :=
 EXTRA_ROOTS_5 := generated/bench/bench-attention.c \
   generated/bench/bench-harness.c generated/bench/bench-harness.h \
   generated/bench/bench-machine.c generated/bench/bench-machine.h \
+  generated/bench/record.c generated/bench/record.h \
+  generated/bench/record-attention.c \
   generated/lib/attention-kernels.h generated/lib/attention-tune.h \
   generated/lib/attention-simd.c generated/lib/attention-bf16.c
 
 EXTRA_ROOTS_6 := generated/lib/rope-ring.h generated/lib/ring-mpi.c \
+  generated/bench/record-ring.c \
   generated/cli/rope-ring-cli.c generated/tests/test-ring-mpi.c
 
 EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py
@@ -223,8 +226,14 @@ $(B)/exercise-%: $(B)/obj/exercise-main-%.o $(B)/obj/test-exercises-%.o \
 $(B)/bookdata: $(BOOKDATA_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-build/data/.stamp: $(B)/bookdata $(RING)
+# The measurements the book prints were recorded by make bench RECORD=1
+# into book/data/measured/ (with their provenance); the book reads them
+# from build/data/ beside the computed data.  Building the book times
+# nothing.
+MEASURED := book/data/measured
+build/data/.stamp: $(B)/bookdata $(RING) $(wildcard $(MEASURED)/*)
 	@mkdir -p build/data
+	cp $(MEASURED)/* build/data/
 	$(RING_ENV) $(B)/bookdata build/data
 	touch $@
 
@@ -290,9 +299,17 @@ $(REL)/librope-1st.so:
 
 bench: deps
 	@$(MAKE) --no-print-directory $(B)/bench-attention $(EV_BENCH) \
-	  $(REL)/librope-1st.so
-	$(B)/bench-attention $(REL)/librope-1st.so
+	  $(REL)/librope-1st.so $(if $(RECORD),$(B)/record $(RING))
+	$(B)/bench-attention $(REL)/librope-1st.so $(MEASURED)
 	$(if $(EV_BENCH),$(EV_BENCH) $(PYTHON) python/bench-evidence.py)
+	$(if $(RECORD),$(RING_ENV) $(B)/record $(MEASURED) \
+	  "$$(git describe --always --dirty 2> /dev/null || echo unknown)")
+
+# make bench RECORD=1: the recorders of the book's measurements.
+RECORD_OBJS := $(B)/obj/record.o $(B)/obj/bookdata-util.o \
+  $(foreach m,$(filter attention ring,$(NAMES)),$(B)/obj/record-$m.o)
+$(B)/record: $(RECORD_OBJS) $(BENCH_OBJS) $(B)/librope.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Chapter 7: training tokens/s of the tiny model, and PyTorch's in the
 # same run (skipped, with a line saying so, without python3-torch).

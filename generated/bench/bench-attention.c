@@ -10,6 +10,57 @@
 #include <unistd.h>
 #include "bench-harness.h"
 
+static void bench_beside_recorded(const char *dir, const bench_row *pre,
+                                  const bench_row *dec, double p1,
+                                  double p2, int gate)
+{
+    char path[4096], line[512], cpu[256] = "", date[64] = "";
+    char commit[64] = "";
+    snprintf(path, sizeof path, "%s/provenance.txt", dir);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (!strncmp(line, "cpu ", 4))
+            snprintf(cpu, sizeof cpu, "%.255s", line + 4);
+        if (!strncmp(line, "date ", 5))
+            snprintf(date, sizeof date, "%.63s", line + 5);
+        if (!strncmp(line, "commit ", 7))
+            snprintf(commit, sizeof commit, "%.63s", line + 7);
+    }
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "%s/attention-rows.tsv", dir);
+    if (!(f = fopen(path, "r"))) {
+        printf("\nrecorded: %s not found, nothing to compare\n", path);
+        return;
+    }
+    printf("\nthis run beside the book's recorded run (%s, %s, commit %s)\n"
+           "%-24s %10s %8s   %10s %8s\n", cpu, date, commit, "row",
+           "GFLOP/s", "% peak", "recorded", "% peak");
+    while (fgets(line, sizeof line, f)) {
+        int n, kv, d, th;
+        double g, pc;
+        if (line[0] == '#' || sscanf(line, "%d %d %d %d %lf %lf", &n, &kv,
+                                     &d, &th, &g, &pc) != 6)
+            continue;
+        const bench_row *r = NULL;
+        for (int i = 0; i < 12 && !r; i++)
+            if (pre[i].n == n && pre[i].kv == kv && pre[i].d == d
+                && pre[i].threads == th) r = &pre[i];
+        for (int i = 0; i < 4 && !r; i++)
+            if (dec[i].n == n && dec[i].kv == kv && dec[i].d == d
+                && dec[i].threads == th) r = &dec[i];
+        if (!r) continue;
+        char what[64], mine[16] = "--", theirs[16] = "--";
+        snprintf(what, sizeof what, "n=%d kv=%d d=%d %d thr", n, kv, d, th);
+        if (th == 1 || gate)
+            snprintf(mine, sizeof mine, "%.0f",
+                     100 * r->gflop / r->med / (th == 1 ? p1 : p2));
+        if (pc >= 0) snprintf(theirs, sizeof theirs, "%.0f", pc);
+        printf("%-24s %10.1f %8s   %10.1f %8s\n", what, r->gflop / r->med,
+               mine, g, theirs);
+    }
+    fclose(f);
+}
 static double bench_t0;
 static void bench_progress(const char *fmt, ...)
 {
@@ -189,9 +240,10 @@ int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "--fresh"))
         return bench_fresh_child(argc, argv);
-    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-        fprintf(stderr, "usage: bench-attention [first-edition.so]  "
-                "(make bench runs it with build/release/librope-1st.so)\n");
+    if (argc > 3 || (argc >= 2 && argv[1][0] == '-')) {
+        fprintf(stderr, "usage: bench-attention [first-edition.so "
+                "[recorded-dir]]  (make bench runs it with "
+                "build/release/librope-1st.so book/data/measured)\n");
         return 2;
     }
     double peak1[2], peak2[2], share[2], mem, before, data, secs, rate = 0;
@@ -416,5 +468,6 @@ int main(int argc, char **argv)
     }
     printf("  3. bf16 error within the derived bound: checked by make test, "
            "not by make bench\n");
+    if (argc > 2) bench_beside_recorded(argv[2], pre, dec, p1, p2, gate);
     return 0;
 }

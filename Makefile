@@ -443,6 +443,11 @@ build/data/crosscheck-sample.tex: book/data/crosscheck-sample.txt Makefile
 book/rope.pdf: build/data/crosscheck-sample.tex
 
 # ---------------------------------------------------------------- checks
+# The tool that puts section comments into the clean tangle (the frame of
+# the workshop, "Generated files and line directives") is itself a root.
+TOOL_ROOTS := generated/tools/sections.py
+ROOTS += $(TOOL_ROOTS)
+
 tangle: deps-check
 	@mkdir -p generated
 	@for r in $(ROOTS); do mkdir -p "$$(dirname "$$r")"; \

@@ -1,3 +1,4 @@
+/* W5.11 The numbers of chapter 5 */
 /* bookdata-attention.c: the measurements and numbers of chapter 5. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -9,6 +10,7 @@
 #include "bookdata.h"
 #include "bench-harness.h"
 
+/* W5.2 The bfloat16 path */
 static void att_book_pow2(char *out, size_t n, double s, double x)
 {
     double d = x - s;
@@ -53,6 +55,7 @@ static double att_book_median3(const double *x)
     double a = x[0], b = x[1], c = x[2];
     return fmax(fmin(a, b), fmin(fmax(a, b), c));
 }
+/* W5.11 The numbers of chapter 5 */
 static double att_book_pct(const bench_row *r, double p1, double p2)
 {
     return 100 * r->gflop / r->med / (r->threads == 1 ? p1 : p2);
@@ -560,6 +563,7 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-split-ex-per", "%d", ex_per);
     bd_def(f, "attention-split-ex-ranges", "%d",
            (ex_ntk + ex_per - 1) / ex_per);
+    /* W5.2 The bfloat16 path */
     fprintf(stderr, "bookdata: attention: bfloat16\n");
     {
         double fma1 = 0, dot1 = 0; /* alternately, the best of three */
@@ -748,6 +752,7 @@ int bookdata_attention(const char *dir)
         bd_def(f, "attention-tune-spin-decode", "%.2f",
                bench_median(ratio, BOOK_TUNE_PAIRS));
     }
+    /* W5.11 The numbers of chapter 5 */
     bd_close(f);
     return 0;
 }

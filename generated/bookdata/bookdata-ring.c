@@ -1,3 +1,4 @@
+/* W6.6 The numbers of chapter 6 */
 /* bookdata-ring.c: the numbers and figure data of chapter 6. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>

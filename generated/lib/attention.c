@@ -1,3 +1,4 @@
+/* 5.2 The interface */
 /* attention.c: tiled, multithreaded attention with fused RoPE */
 #define _POSIX_C_SOURCE 200809L
 #include "rope.h"
@@ -17,11 +18,13 @@
 #else
 #define ATT_X86 0
 #endif
+/* 5.5 Tiling */
 #define ATT_BK ROPE_ATTENTION_BK
 #define ATT_ROWS ROPE_ATTENTION_ROWS
 #define ATT_SPLIT_MAX ROPE_ATTENTION_SPLIT_MAX
 #define ATT_IB ROPE_ATTENTION_ITEM_BLOCKS
 #define ATT_MIB ((size_t)1 << 20)
+/* W5.1 The other micro-kernels */
 #define ATT_LN2 0.693147180559945309
 static const float att_exp2_c[7] = {
     1.0f, 0x1.62e42cp-1f, 0x1.ebfd58p-3f, 0x1.c68912p-5f,
@@ -42,6 +45,7 @@ typedef struct {
     int step, taylor, ib, rows, pack, reduce, six, prefetch, spin;
 } att_tuning;
 static att_tuning att_tune = { 1, 0, ATT_IB, 1, 1, 1, 1, 1, 1 };
+/* 5.3 The reference */
 /* rotate x [1, len, heads, d] in place from table row pos0 */
 static int att_rotate_tensor(float *x, int len, int heads, int d,
                              long pos0, const rope_attention_params *p)
@@ -56,6 +60,7 @@ static int att_rotate_tensor(float *x, int len, int heads, int d,
     free(twin);
     return 0;
 }
+/* 5.6 Fused RoPE and grouped heads */
 #define ATT_VECTORIZE __attribute__((optimize("tree-vectorize")))
 static ATT_VECTORIZE void att_rotate_row(
     float *restrict out, const float *restrict x,
@@ -91,6 +96,7 @@ int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
                    x + t * head_dim, len);
     return 0;
 }
+/* 5.7 The micro-kernels */
 typedef void (*att_s_fn)(float *S, const float *Q, const float *Kt,
                          int M, int dp);
 typedef void (*att_sm_fn)(float *S, int M, const int *nvalid,
@@ -110,6 +116,7 @@ typedef struct {
     att_s_fn s; att_sm_fn sm; att_pv_fn pv; att_rot_fn rot;
     att_st_fn st; /* the three in one step, or NULL */
 } att_kernels;
+/* W5.2 The bfloat16 path */
 static uint16_t att_bf16(float x)
 {
     uint32_t u;
@@ -138,6 +145,7 @@ typedef struct {
     att_s16_fn s; att_pv16_fn pv; att_pair16_fn pair; att_row16_fn row;
     int wide; /* 1: the AVX2 emulation, float kernels on widened data */
 } att_bf16_kernels;
+/* W5.3 Defaults and checks of a call */
 void rope_attention_defaults(rope_attention_params *p)
 {
     memset(p, 0, sizeof *p);
@@ -168,6 +176,7 @@ static int att_check(const rope_attention_params *p)
         return 1;
     return 0;
 }
+/* W5.7 The key/value cache */
 static void att_cache_tile(const rope_kv_cache *c, int t, long bg,
                            const float **kt, const float **vt)
 {
@@ -177,12 +186,14 @@ static void att_cache_tile(const rope_kv_cache *c, int t, long bg,
     *kt = at;
     *vt = at + tile;
 }
+/* 5.3 The reference */
 int rope_attention_naive(float *out, const float *q, const float *k,
                          const float *v,
                          const rope_attention_params *p)
 {
     int e = att_check(p);
     if (e) return e;
+    /* W5.2 The bfloat16 path */
     float *v16 = NULL;
     if (p->kv_dtype == ROPE_DTYPE_BF16) {
         size_t vn = (size_t)p->batch * p->kv_len * p->n_kv_heads
@@ -191,6 +202,7 @@ int rope_attention_naive(float *out, const float *q, const float *k,
         for (size_t i = 0; i < vn; i++) v16[i] = att_bf16_f(att_bf16(v[i]));
         v = v16;
     }
+    /* 5.3 The reference */
     int n = p->seq_len, nk = p->kv_len, H = p->n_heads;
     int Hk = p->n_kv_heads, d = p->head_dim, rep = H / Hk;
     size_t qn = (size_t)n * H * d, kn = (size_t)nk * Hk * d;
@@ -211,10 +223,12 @@ int rope_attention_naive(float *out, const float *q, const float *k,
                                       p->start_pos + nk - n, p);
             if (e) break;
         }
+        /* W5.2 The bfloat16 path */
         if (p->kv_dtype == ROPE_DTYPE_BF16) {
             for (size_t i = 0; i < qn; i++) qr[i] = att_bf16_f(att_bf16(qr[i]));
             for (size_t i = 0; i < kn; i++) kr[i] = att_bf16_f(att_bf16(kr[i]));
         }
+        /* 5.3 The reference */
         for (int h = 0; h < H; h++) {
             int g = h / rep;
             for (int i = 0; i < n; i++)
@@ -249,6 +263,7 @@ int rope_attention_naive(float *out, const float *q, const float *k,
     free(qr); free(kr); free(sc); free(acc); free(v16);
     return e ? e : bad ? ROPE_ATTENTION_ENONFINITE : 0;
 }
+/* 5.7 The micro-kernels */
 static void s_tile_scalar(float *S, const float *Q, const float *Kt,
                           int M, int dp)
 {
@@ -298,6 +313,7 @@ static void pv_tile_scalar(float *U, const float *P, const float *V,
         }
     }
 }
+/* W5.2 The bfloat16 path */
 static float att_dp_step(float z, float a, float b)
 {
     if (fabsf(z) < FLT_MIN) z = copysignf(0.0f, z); /* read as zero */
@@ -355,7 +371,9 @@ static float row16_scalar(uint16_t *out, const float *x, int n)
     for (int i = 0; i < 16; i++) sum += lane[i];
     return sum;
 }
+/* 5.2 The interface */
 #if ATT_X86
+/* W5.1 The other micro-kernels */
 #define T512 __attribute__((target("avx512f,avx512dq,fma")))
 #define ATT_INLINE __attribute__((always_inline)) inline
 static T512 ATT_INLINE void s_rows_512(float *S, const float *Q,
@@ -724,6 +742,7 @@ static T512 void att_exp2_16(float *y, const float *x)
 {
     _mm512_storeu_ps(y, exp2_512(_mm512_loadu_ps(x)));
 }
+/* W5.2 The bfloat16 path */
 #define TBF16 __attribute__((target("avx512f,avx512bf16")))
 #define ATT_DOT_NATIVE(z, a, b) \
     ((z) = _mm512_dpbf16_ps((z), (__m512bh)(a), (__m512bh)(b)))
@@ -800,6 +819,7 @@ static TBF16 void pv16_tile_bf16(float *U, const uint16_t *P,
 {
 #define ATT_PV_ROWS(w, left) 4
 #define ATT_PV(NV) pv16_block_bf16(U, P, V, alpha, dp, r, c0, 4, NV)
+    /* W5.1 The other micro-kernels */
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
         for (int r = 0, R; r < M; r += R) {
@@ -816,6 +836,7 @@ static TBF16 void pv16_tile_bf16(float *U, const uint16_t *P,
         c0 += 16 * w;
         nv -= w;
     }
+/* W5.2 The bfloat16 path */
 #undef ATT_PV
 #undef ATT_PV_ROWS
 }
@@ -914,6 +935,7 @@ static T512 void pv16_tile_emul(float *U, const uint16_t *P,
 {
 #define ATT_PV_ROWS(w, left) 4
 #define ATT_PV(NV) pv16_block_emul(U, P, V, alpha, dp, r, c0, 4, NV)
+    /* W5.1 The other micro-kernels */
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
         for (int r = 0, R; r < M; r += R) {
@@ -930,6 +952,7 @@ static T512 void pv16_tile_emul(float *U, const uint16_t *P,
         c0 += 16 * w;
         nv -= w;
     }
+/* W5.2 The bfloat16 path */
 #undef ATT_PV
 #undef ATT_PV_ROWS
 }
@@ -1188,6 +1211,7 @@ static TAMX float att_amx_chains(long iters)
     return out[0];
 }
 #endif
+/* W5.1 The other micro-kernels */
 #define T256 __attribute__((target("avx2,fma")))
 static T256 ATT_INLINE __m256 exp2_256(__m256 x)
 {
@@ -1406,6 +1430,7 @@ static T256 void att_exp2_8(float *y, const float *x)
 {
     _mm256_storeu_ps(y, exp2_256(_mm256_loadu_ps(x)));
 }
+/* W5.2 The bfloat16 path */
 static T256 float att_dot1_emul256(float z, uint32_t a, uint32_t b)
 {
     const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
@@ -1533,7 +1558,9 @@ static T256 void pv_tile_wide256(float *U, const float *P, const float *V,
     else
         pv_tile_256_f(U, P, V, alpha, M, dp, ATT_BK, 0);
 }
+/* 5.2 The interface */
 #endif
+/* W5.1 The other micro-kernels */
 static double att_poly_abs(int j, double f) /* bound on |p^(j)| */
 {
     double b = 0;
@@ -1671,6 +1698,7 @@ void rope_exp2_vec(float *y, const float *x, int n, rope_simd s)
         y[i] = r[0];
     }
 }
+/* W5.2 The bfloat16 path */
 static int att_has_amx(void)
 {
 #if ATT_X86 && ATT_AMX
@@ -1925,6 +1953,7 @@ double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
     double gn = n * u / (1 - n * u);
     return vmax * (2 * eps / (1 - eps) + 2 * gn / (1 - gn) + 3 * u);
 }
+/* 5.8 The driver, threads and load balance */
 typedef struct att_job {
     const rope_attention_params *p;
     const float *q, *k, *v;
@@ -1951,12 +1980,15 @@ typedef struct {
     int M, d; /* the shape it was made for */
     float *part; /* the caller's decode partial states */
     size_t part_n;
+    /* W5.2 The bfloat16 path */
     uint16_t *Q16, *Kt16, *Vt16, *P16; /* bf16 operands */
     float *Kw, *Vw; /* the AVX2 emulation's widened tiles */
     int e16q[ATT_IB], e16k, e16v; /* their smallest exponents */
+    /* 5.8 The driver, threads and load balance */
     float *lsave;
     float *pack; size_t pack_n; int pack_d; /* packed tiles, their d */
 } att_ws;
+/* W5.4 The workspace of a call */
 static atomic_long att_nallocs;
 static void *att_alloc(size_t bytes)
 {
@@ -1986,6 +2018,7 @@ static int att_ws_init(att_ws *w, const att_job *J)
     w->Vt = att_alloc(tile);
     if (w->Kt) memset(w->Kt, 0, tile); /* the padding stays zero */
     if (w->Vt) memset(w->Vt, 0, tile);
+    /* W5.2 The bfloat16 path */
     w->Q16 = att_alloc(sizeof(uint16_t) * G * M * dp);
     w->Kt16 = att_alloc(sizeof(uint16_t) * dp * ATT_BK);
     w->Vt16 = att_alloc(sizeof(uint16_t) * dp * ATT_BK);
@@ -1993,6 +2026,7 @@ static int att_ws_init(att_ws *w, const att_job *J)
     w->lsave = att_alloc(sizeof(float) * M);
     w->Kw = att_alloc(sizeof(float) * dp * ATT_BK);
     w->Vw = att_alloc(sizeof(float) * dp * ATT_BK);
+    /* W5.4 The workspace of a call */
     return w->Q && w->U && w->S && w->m && w->l && w->alpha
            && w->tmp && w->nvalid && w->Kt && w->Vt
            && w->Q16 && w->Kt16 && w->Vt16 && w->P16 && w->lsave
@@ -2007,10 +2041,12 @@ static void att_ws_free(att_ws *w)
     w->Q = w->U = w->S = w->m = w->l = w->alpha = w->tmp = NULL;
     w->Kt = w->Vt = NULL;
     w->nvalid = NULL;
+    /* W5.2 The bfloat16 path */
     free(w->Q16); free(w->Kt16); free(w->Vt16); free(w->P16); free(w->lsave);
     free(w->Kw); free(w->Vw);
     w->Q16 = w->Kt16 = w->Vt16 = w->P16 = NULL;
     w->lsave = w->Kw = w->Vw = NULL;
+    /* W5.4 The workspace of a call */
     w->M = w->d = 0;
 }
 static pthread_key_t att_ws_key;
@@ -2055,11 +2091,14 @@ static float *att_part_get(const att_job *J, size_t n)
 static size_t att_ws_floats(const att_job *J)
 {
     size_t M = (size_t)J->M, dp = (size_t)J->dp;
+    /* W5.2 The bfloat16 path */
     size_t bf16 = (ATT_IB * M * dp + 2 * dp * ATT_BK + M * ATT_BK) / 2 + M
                   + 2 * dp * ATT_BK + 7 * 16;
+    /* W5.4 The workspace of a call */
     return ATT_IB * M * (2 * dp + 2) + M * (ATT_BK + 2) + dp
            + 2 * ATT_BK * dp + 10 * 16 + bf16;
 }
+/* W5.2 The bfloat16 path */
 static void att_plan_bf16(att_job *J, const rope_attention_params *p)
 {
     J->bf16 = p->kv_dtype == ROPE_DTYPE_BF16;
@@ -2161,6 +2200,7 @@ static void att_tile_block_amx(att_job *J, att_ws *w, size_t at,
                w->l + at);
 }
 #endif
+/* 5.8 The driver, threads and load balance */
 static void att_pack_tile(att_job *J, att_ws *w, long bg, int t,
                           float *Kt, float *Vt)
 {
@@ -2201,6 +2241,7 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
         if (r % J->bq >= nq || r / J->bq >= nh)
             memset(Q + (size_t)r * dp, 0, sizeof(float) * dp);
     for (int il = 0; il < nq; il++) {
+        /* W5.1 The other micro-kernels */
         if (att_tune.prefetch && il + 2 < nq) {
             long i2 = q0 + il + 2;
             att_prefetch_read(J->q + ((b * n + i2) * H + g * J->rep + h0) * d,
@@ -2211,6 +2252,7 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
                 att_prefetch_read(p->freqs_sin + pos2 * d, (size_t)d);
             }
         }
+        /* 5.8 The driver, threads and load balance */
         for (int hl = 0; hl < nh; hl++) {
             long h = g * J->rep + h0 + hl, i = q0 + il;
             const float *x = J->q + ((b * n + i) * H + h) * d;
@@ -2308,9 +2350,11 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
     size_t at = (size_t)kb * J->M;
     int nh = att_heads_in(J, h0);
     for (int il = 0; il < nq; il++) {
+        /* W5.1 The other micro-kernels */
         if (att_tune.prefetch && il + 2 < nq)
             att_prefetch_write(J->out + ((b * n + q0 + il + 2) * H + g * J->rep
                                          + h0) * d, (size_t)nh * d);
+        /* 5.8 The driver, threads and load balance */
         for (int hl = 0; hl < nh; hl++) {
             size_t r = at + (size_t)(hl * J->bq + il);
             long h = g * J->rep + h0 + hl;
@@ -2327,6 +2371,7 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
     if (bad) atomic_store(&J->bad, 1);
 }
 static void att_store_partial(att_job *J, att_ws *w, long it);
+/* W5.5 The packing pass */
 static void att_run_pass(att_job *J, int pass, long n_items);
 static size_t att_pack_floats(const att_job *J)
 {
@@ -2377,6 +2422,7 @@ static void att_prepack(att_job *J)
     att_run_pass(J, 3, (long)J->ntk * p->batch * p->n_kv_heads);
     J->cache = &J->packed;
 }
+/* 5.8 The driver, threads and load balance */
 static void att_do_item(att_job *J, att_ws *w, long it)
 {
     const rope_attention_params *p = J->p;
@@ -2429,6 +2475,7 @@ static void *att_worker(void *arg)
     return NULL;
 }
 #define ATT_MAX_THREADS 256
+/* W5.6 The thread pool */
 #define ATT_SPIN_NS ROPE_ATTENTION_SPIN_NS
 static struct {
     pthread_mutex_t mu, busy;
@@ -2567,6 +2614,7 @@ static void att_pool_wait(int posted)
     pthread_mutex_unlock(&att_pool.mu);
     pthread_mutex_unlock(&att_pool.busy);
 }
+/* 5.8 The driver, threads and load balance */
 static void att_run_pass(att_job *J, int pass, long n_items)
 {
     int nt = J->nt;
@@ -2579,6 +2627,7 @@ static void att_run_pass(att_job *J, int pass, long n_items)
     att_worker(J);
     att_pool_wait(posted);
 }
+/* 5.9 Decoding with split keys */
 static void att_store_partial(att_job *J, att_ws *w, long it)
 {
     size_t stride = (size_t)J->dp + 2;
@@ -2635,6 +2684,7 @@ static void att_merge(att_job *J)
     }
     if (bad) atomic_store(&J->bad, 1);
 }
+/* 5.10 Putting it together */
 static void att_plan(att_job *J, const rope_attention_params *p);
 
 static int att_call(float *out, const float *q, const float *k,
@@ -2687,6 +2737,7 @@ static void att_plan(att_job *J, const rope_attention_params *p)
     J->nqb = (p->seq_len + J->bq - 1) / J->bq;
     J->nib = (J->nqb + att_tune.ib - 1) / att_tune.ib;
     J->M = (J->hb * J->bq + 3) / 4 * 4;
+    /* 5.9 Decoding with split keys */
     size_t units = (size_t)p->batch * p->n_kv_heads * J->nhb;
     size_t state = units * J->M * ((size_t)J->dp + 2) * sizeof(float);
     long fit = (long)(ROPE_ATTENTION_PART_MIB * ATT_MIB / state);
@@ -2696,12 +2747,14 @@ static void att_plan(att_job *J, const rope_attention_params *p)
         J->tiles_per_split = (int)((J->ntk + fit - 1) / fit);
     J->nsplit = (J->ntk + J->tiles_per_split - 1) / J->tiles_per_split;
     if (fit < 2 || J->nqb > 1) J->nsplit = 0; /* a prefill */
+    /* 5.10 Putting it together */
     size_t fits = ROPE_ATTENTION_WS_MIB * ATT_MIB
                   / (att_ws_floats(J) * sizeof(float));
     J->nt = p->n_threads < 1 ? 1 : p->n_threads;
     if (J->nt > ATT_MAX_THREADS) J->nt = ATT_MAX_THREADS;
     if ((size_t)J->nt > fits) J->nt = fits > 0 ? (int)fits : 1;
 }
+/* 5.11 A cache of rotated keys */
 int rope_attention_cached(float *out, const float *q,
                           const rope_kv_cache *c,
                           const rope_attention_params *p)
@@ -2714,6 +2767,7 @@ int rope_attention_cached(float *out, const float *q,
     pc.keys_rotated = 1;
     return att_call(out, q, NULL, NULL, c, &pc);
 }
+/* W5.4 The workspace of a call */
 size_t rope_attention_workspace_bytes(const rope_attention_params *p)
 {
     if (att_check(p)) return 0;
@@ -2728,6 +2782,7 @@ size_t rope_attention_workspace_bytes(const rope_attention_params *p)
         fl += (size_t)units * J.nsplit * J.M * ((size_t)J.dp + 2);
     return fl * sizeof(float);
 }
+/* W5.7 The key/value cache */
 static int att_cache_grow(rope_kv_cache *c, long need)
 {
     if (need <= c->cap) return 0;
@@ -2799,6 +2854,7 @@ int rope_kv_cache_append(rope_kv_cache *c, const float *k,
     c->len += n;
     return 0;
 }
+/* W5.8 Measuring the machine */
 static double att_now(void)
 {
     struct timespec t;

@@ -1,3 +1,4 @@
+/* 5.2 The interface */
 /* attention.h: chapter 5: the tiled attention kernel */
 #ifndef ROPE_ATTENTION_H
 #define ROPE_ATTENTION_H
@@ -38,6 +39,7 @@ enum {
     ROPE_ATTENTION_ENOMEM = 7, /* an allocation failed */
     ROPE_ATTENTION_ENONFINITE = 8 /* an output is inf or NaN */
 };
+/* 5.5 Tiling */
 enum {
     ROPE_ATTENTION_BK = 64, /* keys per tile */
     ROPE_ATTENTION_ROWS = 64, /* rows (head, query) per block */
@@ -47,11 +49,13 @@ enum {
     ROPE_ATTENTION_WS_MIB = 32, /* all threads' workspaces, at most */
     ROPE_ATTENTION_PART_MIB = 16 /* decode partial states, at most */
 };
+/* 5.11 A cache of rotated keys */
 typedef struct rope_kv_cache {
     int batch, n_kv_heads, head_dim, dp; /* dp: head_dim padded to 16 */
     long len, cap; /* keys held and room for, per head */
     float *tiles; /* [cap / BK][batch * n_kv_heads][K^T, V][dp * BK] */
 } rope_kv_cache;
+/* 5.2 The interface */
 void rope_attention_defaults(rope_attention_params *p);
 int rope_attention_naive(float *out, const float *q, const float *k,
                          const float *v,
@@ -66,8 +70,10 @@ int rope_simd_parse(const char *name, rope_simd *out);
 void rope_exp2_vec(float *y, const float *x, int n, rope_simd s);
 double rope_fma_peak(rope_simd s, int n_threads, double seconds);
 double rope_triad_bandwidth(double seconds);
+/* 5.6 Fused RoPE and grouped heads */
 int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
                    int n_kv_heads, int head_dim, int n_rep);
+/* 5.11 A cache of rotated keys */
 int rope_kv_cache_init(rope_kv_cache *c, int batch, int n_kv_heads,
                        int head_dim, long capacity);
 int rope_kv_cache_append(rope_kv_cache *c, const float *k,
@@ -78,11 +84,13 @@ int rope_attention_cached(float *out, const float *q,
                           const rope_attention_params *p);
 void rope_kv_cache_free(rope_kv_cache *c);
 long rope_attention_allocations(void);
+/* W5.1 The other micro-kernels */
 double rope_exp2_poly_bound(void); /* bound of eq. attention-exp2 */
 enum { ROPE_TUNE_STEP, ROPE_TUNE_TAYLOR, ROPE_TUNE_ITEM_BLOCKS,
        ROPE_TUNE_ROWS, ROPE_TUNE_PACK, ROPE_TUNE_REDUCE, ROPE_TUNE_SIX,
        ROPE_TUNE_PREFETCH, ROPE_TUNE_SPIN };
 int rope_attention_tune(int knob, int value); /* measurements only */
+/* W5.2 The bfloat16 path */
 const char *rope_bf16_kernels(rope_simd s);
 int rope_bf16_native(rope_simd s);
 uint16_t rope_bf16_round(float x);
@@ -100,8 +108,12 @@ int rope_bf16_amx_probe(int which, double *got, double *want,
 double rope_bf16_dot_peak(double seconds);
 double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
                              double vmax);
+/* W5.5 The packing pass */
 enum { ROPE_ATTENTION_PACK_MIB = 32 }; /* packed tiles of a prefill */
+/* W5.6 The thread pool */
 #define ROPE_ATTENTION_SPIN_NS 1000000L /* pool threads spin, then sleep */
+/* W5.8 Measuring the machine */
 double rope_fma_round_flops(rope_simd s); /* one round, one thread */
 double rope_fma_load_share(rope_simd s, double seconds);
+/* 5.2 The interface */
 #endif

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# The frame of the workshop / Generated files and line directives
 # sections.py: in the clean tangle, a comment before each chunk's code
 # naming the book's section that prints it.
 #   sections.py mark                 a noweb filter: marks each chunk's code

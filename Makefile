@@ -466,20 +466,38 @@ build/data/crosscheck-sample.tex: book/data/crosscheck-sample.txt Makefile
 book/rope.pdf: build/data/crosscheck-sample.tex
 
 # ---------------------------------------------------------------- checks
-tangle: deps-check
-	@mkdir -p generated
-	@for r in $(ROOTS); do mkdir -p "$$(dirname "$$r")"; \
-	  notangle -R"$$r" $(NW) > generated/.tmp || { echo "notangle failed for $$r" >&2; exit 1; }; \
-	  cpif "$$r" < generated/.tmp; chmod 644 "$$r"; \
-	done; rm -f generated/.tmp
+# The clean tangle of generated/ and python/, with a comment naming the
+# book's section before each chunk's code (the frame of the workshop,
+# "Generated files and line directives"): noweb's pipeline run by hand,
+# markup and the section filter once for all roots, nt once per root,
+# then the pass that turns the filter's marks into comments.  The tool is
+# itself a root, tangled first without it.  make tangle and make
+# check-generated both run $(call clean_tangle,DIR).
+TOOL_ROOTS := generated/tools/sections.py
+ROOTS += $(TOOL_ROOTS)
+NOWEB_LIB := /usr/lib/noweb
+SECTIONS := build/tools/sections.py
+$(SECTIONS): $(NW)
+	@mkdir -p $(@D)
+	@notangle -R'generated/tools/sections.py' $(NW) > $@.tmp
+	@mv $@.tmp $@
+clean_tangle = $(NOWEB_LIB)/markup $(NW) | /usr/bin/python3 $(SECTIONS) mark > $1/.marked; \
+  for r in $(ROOTS); do mkdir -p "$1/$$(dirname "$$r")"; \
+    $(NOWEB_LIB)/nt -R"$$r" < $1/.marked > "$1/$$r" \
+      || { echo "nt failed for $$r" >&2; exit 1; }; \
+  done; rm -f $1/.marked; /usr/bin/python3 $(SECTIONS) comment $1 $(ROOTS)
+
+tangle: deps-check $(SECTIONS)
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; $(call clean_tangle,$$tmp); \
+	for r in $(ROOTS); do mkdir -p "$$(dirname "$$r")"; \
+	  cpif "$$r" < "$$tmp/$$r"; chmod 644 "$$r"; \
+	done
 	@for f in $$(find generated -type f); do \
 	  case " $(ROOTS) " in *" $$f "*) ;; *) echo "removing stale $$f"; rm -f "$$f";; esac; \
 	done
 
-check-generated: deps-check
-	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; mkdir -p "$$tmp/generated"; \
-	for r in $(ROOTS); do mkdir -p "$$tmp/$$(dirname "$$r")"; \
-	  notangle -R"$$r" $(NW) > "$$tmp/$$r"; done; \
+check-generated: deps-check $(SECTIONS)
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; $(call clean_tangle,$$tmp); \
 	if diff -r "$$tmp/generated" generated > "$$tmp/diff" \
 	   && diff -r -x __pycache__ "$$tmp/python" python >> "$$tmp/diff"; then \
 	  echo "check-generated: generated/ and python/ match a fresh tangle ($(words $(ROOTS)) files)"; \

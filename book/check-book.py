@@ -10,12 +10,18 @@ book-structure issue asks of the PDF and of the Part I sources:
   - each Part I chapter is at most 40 printed pages;
   - at least 99.5% of the non-blank lines of each library file
     (generated/lib/*.c) appear verbatim (whitespace collapsed) as lines of
-    the PDF's text, and the text has no guillemets;
+    the PDF's text, and the text has no guillemets; the comments naming
+    the book's sections, which the clean tangle adds and the PDF does not
+    print, are left out: they are exactly the lines of the file that a
+    tangle of the same root without them lacks;
+  - each such section comment in generated/ and python/ names a number
+    and title that the contents give, or an unnumbered chapter of them;
   - the PDF has a title, an author and a subject;
   - no index page carries the running head of the bibliography;
   - every exercise hint that names a section, as "section N.M (Title)",
     names it by the number and title the contents give it.
 It prints one line per check and exits 1 if any fails."""
+import functools
 import glob
 import re
 import subprocess
@@ -115,13 +121,43 @@ def check_code_share():
                % (path, code, total, 100.0 * code / total, 100 * MAX_CODE_SHARE))
 
 
+NW = ["rope.nw"] + sorted(glob.glob("chapters/*.nw"))
+SECTION_COMMENT = re.compile(r"\s*(?:/\* (.*) \*/|# (.*))")
+
+
+@functools.lru_cache(maxsize=None)
+def section_comments(path):
+    """The lines of a committed tangled file, and the indices of those that
+    the clean tangle's section comments added (the frame of the workshop,
+    "Generated files and line directives"): the lines missing from a
+    tangle of the same root without them, which must be a subsequence of
+    the file.  The third value says whether every added line has the
+    shape of a comment and the rest is that plain tangle."""
+    run = subprocess.run(["notangle", "-R" + path, *NW], capture_output=True,
+                         text=True)
+    plain = run.stdout.split("\n")
+    with open(path, encoding="ascii") as f:
+        lines = f.read().split("\n")
+    added, j = set(), 0
+    for i, line in enumerate(lines):
+        if j < len(plain) and line == plain[j]:
+            j += 1
+        else:
+            added.add(i)
+    ok = (run.returncode == 0 and j == len(plain)
+          and all(SECTION_COMMENT.fullmatch(lines[i]) for i in added))
+    return lines, added, ok
+
+
 def check_verbatim(text):
     def norm(s):
         return re.sub(r"\s+", " ", s).strip()
     lines = {norm(l) for l in text.splitlines()}
     for path in sorted(glob.glob("generated/lib/*.c")):
-        with open(path, encoding="ascii") as f:
-            want = [norm(l) for l in f if norm(l)]
+        code, added, ok = section_comments(path)
+        report(ok, "%s: its plain tangle with %d section comments added, "
+               "nothing else" % (path, len(added)))
+        want = [norm(l) for i, l in enumerate(code) if i not in added and norm(l)]
         missing = [l for l in want if l not in lines]
         found = len(want) - len(missing)
         report(found >= MIN_VERBATIM * len(want),
@@ -129,6 +165,53 @@ def check_verbatim(text):
         for l in missing[:5]:
             print("        missing: %s" % l)
     report("\u00ab" not in text and "\u00bb" not in text, "no guillemets in the PDF's text")
+
+
+def check_section_names(toc_text):
+    """Each section comment of the tangled files names a heading as the
+    contents print it: 'W5.2 The bfloat16 path' a numbered entry with that
+    title, 'The frame of the workshop / The test runner' an entry for its
+    first title.  Titles are compared by their letters and digits only
+    (the PDF sets dashes, quotes and formulas)."""
+    def key(s):
+        return re.sub(r"[^a-z0-9]", "", s.lower())
+    numbered, titles = {}, set()
+    toc = toc_text.replace("\f", "\n").splitlines()
+    start = [k for k, line in enumerate(toc) if line.strip() == "Contents"]
+    held = ""
+    for line in toc[start[0] + 1 if start else 0:]:
+        if "Index of concepts" in line:
+            break
+        if not re.search(r"\s(\d+|[ivxl]+)\s*$", line):
+            if line.strip() and "Contents" not in line:
+                held += line + " "             # a title on two lines
+            continue
+        m = re.match(r"^\s*(?:(W?\d+(?:\.\d+)*|[A-H](?:\.\d+)*)\s+)?(.*?)[\s.]+(\d+|[ivxl]+)\s*$",
+                     held + line)
+        held = ""
+        if m.group(1):
+            numbered[m.group(1)] = key(m.group(2))
+        titles.add(key(m.group(2)))
+    files = sorted(glob.glob("generated/**/*.*", recursive=True)
+                   + glob.glob("python/*.py"))
+    count, bad = 0, []
+    for path in files:
+        code, added, ok = section_comments(path)
+        if not ok:
+            bad.append("%s: differs from its tangle by more than comments" % path)
+            continue
+        for i in sorted(added):
+            m = SECTION_COMMENT.fullmatch(code[i])
+            first = (m.group(1) or m.group(2)).split(" / ")[0]
+            n = re.match(r"(W?\d+(?:\.\d+)*|[A-H](?:\.\d+)*) (.*)", first)
+            count += 1
+            if n and numbered.get(n.group(1)) != key(n.group(2)) \
+                    or not n and key(first) not in titles:
+                bad.append("%s:%d: %s" % (path, i + 1, code[i].strip()))
+    report(count > 0 and not bad, "%d section comments in %d tangled files name "
+           "headings of the contents" % (count, len(files)))
+    for b in bad[:10]:
+        print("        " + b)
 
 
 def check_metadata():
@@ -193,7 +276,9 @@ def main():
     check_verbatim(text)
     check_metadata()
     check_index_heads(text)
-    check_hints(pdftotext("-layout", "-l", "20"))
+    toc = pdftotext("-layout", "-l", "20")
+    check_hints(toc)
+    check_section_names(toc)
     print("check-book: %d check%s failed" % (failures, "" if failures == 1 else "s"))
     return 1 if failures else 0
 

@@ -1,3 +1,4 @@
+# W7.7 The training benchmark
 """bench-evidence.py: chapter 7's model in PyTorch, training tokens/s."""
 import sys
 import time

@@ -1,3 +1,4 @@
+# W8.3 The binding's tests
 """tests.py: the tests of the Python binding (the book's chapter
 "Workshop: the library from Python, beside MiniMind").
 
@@ -238,6 +239,7 @@ class TestCrosscheckUsage(unittest.TestCase):
 
 class TestAppendixExample(unittest.TestCase):
     def test_appendix_example(self):
+        # B.4 Running MiniMind beside the C
         import numpy as np
         import rope                       # python/rope.py; loads build/librope.so
 
@@ -255,5 +257,6 @@ class TestAppendixExample(unittest.TestCase):
         assert rope.repeat_kv(k_rot, 2).shape == (1, 6, 8, 96)
 
 
+# W8.3 The binding's tests
 if __name__ == "__main__":
     unittest.main()

@@ -1,3 +1,4 @@
+/* W7.7 The training benchmark */
 /* bench-evidence.c: training throughput of chapter 7's model, and the
    same model in PyTorch measured in the same run. */
 #define _POSIX_C_SOURCE 200809L

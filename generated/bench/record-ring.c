@@ -1,3 +1,4 @@
+/* W6.6 The numbers of chapter 6 */
 /* record-ring.c: the measurements of chapter 6, for
    make bench RECORD=1 */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+/* W7.5 The book's data */
 /* bookdata-evidence.c: the figures and numbers of chapter 7. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* The frame of the workshop / Numbers for the prose */
 /* bookdata-main.c: bookdata DIR writes the data of every chapter. */
 #include <stdio.h>
 #include "bookdata.h"
@@ -7,13 +8,21 @@ static const struct {
     int (*write)(const char *dir);
 } writers[] = {
     /* {name, writer}, chapter by chapter */
+    /* W1.3 The numbers of chapter 1 */
     {"positions", bookdata_positions},
+    /* W2.6 The numbers of the chapter */
     {"sinusoidal", bookdata_sinusoidal},
+    /* W3.3 Numbers for the prose */
     {"rotary", bookdata_rotary},
+    /* W4.3 Numbers and figures for the prose */
     {"scaling", bookdata_scaling},
+    /* W5.12 The numbers of chapter 5 */
     {"attention", bookdata_attention},
+    /* W6.6 The numbers of chapter 6 */
     {"ring", bookdata_ring},
+    /* W7.5 The book's data */
     {"evidence", bookdata_evidence},
+    /* The frame of the workshop / Numbers for the prose */
     {NULL, NULL}
 };
 

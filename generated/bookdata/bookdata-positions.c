@@ -1,3 +1,4 @@
+/* W1.3 The numbers of chapter 1 */
 /* bookdata-positions.c: the tables and numbers of chapter 1. */
 #include <math.h>
 #include "bookdata.h"

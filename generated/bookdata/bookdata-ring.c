@@ -1,3 +1,4 @@
+/* W6.6 The numbers of chapter 6 */
 /* bookdata-ring.c: the computed numbers and figure data of chapter 6;
    its measurements are recorded by make bench RECORD=1. */
 #define _POSIX_C_SOURCE 200809L

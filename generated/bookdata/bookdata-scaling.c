@@ -1,3 +1,4 @@
+/* W4.3 Numbers and figures for the prose */
 /* bookdata-scaling.c: the numbers and figure data of chapter 4. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* W2.6 The numbers of the chapter */
 /* bookdata-sinusoidal.c: the figures, tables and numbers of
    chapter 2. */
 #include <float.h>
@@ -120,6 +121,7 @@ static int pe_write_bands(const char *dir, FILE *num)
                    2.0 * sin(rope_pe_omega(D / 2 - 1, D, 1e4) / 2.0), 2));
     return 0;
 }
+/* 2.2 A shift is a rotation */
 static const long pe_grid_t[] = {0, 1, 2, 7, 100, 1000, 4095, 32767,
                                  1000000};
 static const long pe_grid_k[] = {-1000, -7, -1, 0, 1, 2, 5, 17, 100,
@@ -127,6 +129,7 @@ static const long pe_grid_k[] = {-1000, -7, -1, 0, 1, 2, 5, 17, 100,
 #define N_PE_GRID_T (sizeof pe_grid_t / sizeof pe_grid_t[0])
 #define N_PE_GRID_K (sizeof pe_grid_k / sizeof pe_grid_k[0])
 
+/* W2.6 The numbers of the chapter */
 static int pe_write_float_accuracy(FILE *num)
 {
     enum { L = 8192, D = 64 };
@@ -363,6 +366,7 @@ static int pe_write_example(FILE *num)
            rope_pe_dot(T, T + K, D, 1e4));
     return 0;
 }
+/* W2.6.1 The two circle figures */
 static void pe_write_arc(FILE *f, double r, double from, double to)
 {
     for (int s = 0; s <= 40; s++) {
@@ -442,6 +446,7 @@ static int pe_write_clocks(const char *dir, FILE *num)
     return 0;
 }
 
+/* W2.6 The numbers of the chapter */
 int bookdata_sinusoidal(const char *dir)
 {
     FILE *f = bd_numbers_open(dir, "sinusoidal");

@@ -1,3 +1,4 @@
+/* The frame of the workshop / Numbers for the prose */
 /* bookdata-util.c: opening, writing and closing the book's data. */
 #include <math.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* The frame of the workshop / Numbers for the prose */
 /* bookdata.h: helpers of the programs that write the book's data. */
 #ifndef ROPE_BOOKDATA_H
 #define ROPE_BOOKDATA_H
@@ -11,11 +12,19 @@ const char *bd_sci(char *buf, size_t size, double v, int digits);
 void bd_def_sci(FILE *f, const char *key, double v, int digits);
 void bd_close(FILE *f);
 /* writers, chapter by chapter */
+/* W1.3 The numbers of chapter 1 */
 int bookdata_positions(const char *dir);
+/* W2.6 The numbers of the chapter */
 int bookdata_sinusoidal(const char *dir);
+/* W3.3 Numbers for the prose */
 int bookdata_rotary(const char *dir);
+/* W4.3 Numbers and figures for the prose */
 int bookdata_scaling(const char *dir);
+/* W5.12 The numbers of chapter 5 */
 int bookdata_attention(const char *dir);
+/* W6.6 The numbers of chapter 6 */
 int bookdata_ring(const char *dir);
+/* W7.5 The book's data */
 int bookdata_evidence(const char *dir);
+/* The frame of the workshop / Numbers for the prose */
 #endif

@@ -1,3 +1,4 @@
+/* W7.3 The command rope evidence */
 /* cli-evidence.c: `rope evidence', chapter 7's experiments. */
 #include <stdlib.h>
 #include <string.h>

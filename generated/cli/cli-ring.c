@@ -1,3 +1,4 @@
+/* W6.4 The command rope ring-plan */
 /* cli-ring.c: `rope ring-plan', chapter 6's shards and work. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* W3.2 The command-line tools */
 /* cli-rotary.c: the commands rope freqs and rope apply (chapter 3),
    and the RoPE options shared with chapters 4 and 5. */
 #include <sys/stat.h>
@@ -60,8 +61,10 @@ int cli_rope_parse_option(cli_rope_options *o, int argc, char **argv,
         return 1;
     }
     /* chapter 4 parses its scaling flags here */
+    /* W4.1 The command line */
     if ((rc = cli_scaling_parse_option(o, argc, argv, i)) != 0)
         return rc;
+    /* W3.2 The command-line tools */
     return 0;
 }
 int cli_rope_validate(const cli_rope_options *o)
@@ -75,11 +78,13 @@ int cli_rope_validate(const cli_rope_options *o)
         return cli_error("--theta must be a float (at most %g), got %g",
                          (double)FLT_MAX, o->theta);
     /* chapter 4 validates its scaling options here */
+    /* W4.1 The command line */
     {
         int rc4 = cli_scaling_validate(o);
         if (rc4 != 0)
             return rc4;
     }
+    /* W3.2 The command-line tools */
     return 0;
 }
 static long first_not_finite(const float *x, size_t n)
@@ -95,11 +100,13 @@ int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
     double attention_factor = 1.0;
     rope_default_inv_freq(inv_freq, o->head_dim, o->theta);
 /* chapter 4 computes scaled frequencies and their factor here */
+/* W4.1 The command line */
 {
     int rc4 = cli_scaling_inv_freq(o, inv_freq, &attention_factor);
     if (rc4 != 0)
         return rc4;
 }
+    /* W3.2 The command-line tools */
     long bad = first_not_finite(inv_freq, (size_t)(o->head_dim / 2));
     if (bad >= 0)
         return cli_error("inv_freq[%ld] is %g: the scaling options make "
@@ -195,12 +202,14 @@ static int print_freqs(const cli_rope_options *o, const char *what,
         done = 1;
     }
     /* chapter 4 prints its quantities (such as attention_factor) here */
+    /* W4.1 The command line */
     if (!done) {
         int rc4 = cli_scaling_print(o, what, inv_freq, attention_factor,
                                     &done);
         if (rc4 != 0)
             return rc4;
     }
+    /* W3.2 The command-line tools */
     if (!done)
         return cli_error("freqs: --print '%s' is not one of inv_freq, "
                          "angles, cos, sin, attention_factor, ramp",

@@ -1,3 +1,4 @@
+/* The frame of the workshop / The command-line program */
 /* cli-util.c: argument parsing shared by the subcommands. */
 #include <errno.h>
 #include <math.h>

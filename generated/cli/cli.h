@@ -1,3 +1,4 @@
+/* The frame of the workshop / The command-line program */
 /* cli.h: the subcommands of the rope program and their helpers. */
 #ifndef ROPE_CLI_H
 #define ROPE_CLI_H
@@ -22,15 +23,18 @@ int cli_parse_int_list(const char *flag, const char *s, long lo,
 int cli_parse_double_list(const char *flag, const char *s,
                           double **out, size_t *n);
 extern int cli_parse_only;
+/* W3.2 The command-line tools */
 typedef struct cli_rope_options {
     int head_dim; /* 0: not given (apply takes it from q) */
     double theta; /* the base b; MiniMind's rope_theta */
     rope_pairing pairing;
     rope_precision precision;
     /* chapter 4 appends the fields of its scaling options here */
+    /* W4.1 The command line */
     rope_scaling scaling; /* chapter 4: --scaling and its keys */
     int no_truncate; /* --no-truncate given */
     double short_factor[CLI_MAX_HALF], long_factor[CLI_MAX_HALF];
+/* W3.2 The command-line tools */
 } cli_rope_options;
 void cli_rope_defaults(cli_rope_options *o);
 int cli_rope_parse_option(cli_rope_options *o, int argc, char **argv,
@@ -44,11 +48,16 @@ int cli_check_files(int n_in, int n, const char *const *flags,
                     const char *const *paths);
 int cli_write_npys(int n, const char *const *flags,
                    const char *const *paths, const rope_npy *arrays);
+/* The frame of the workshop / The command-line program */
 /* subcommands, chapter by chapter */
+/* W1.2 The demonstrations */
 int cmd_demo(int argc, char **argv);
+/* W2.4 The command line */
 int cmd_pe(int argc, char **argv);
+/* W3.2 The command-line tools */
 int cmd_freqs(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
+/* W4.1 The command line */
 int cli_scaling_parse_option(cli_rope_options *o, int argc, char **argv,
                              int *i);
 int cli_scaling_validate(const cli_rope_options *o);
@@ -57,6 +66,7 @@ int cli_scaling_inv_freq(const cli_rope_options *o, float *inv_freq,
 int cli_scaling_print(const cli_rope_options *o, const char *what,
                       const float *inv_freq, double attention_factor,
                       int *done);
+/* W5.13 The attention command */
 int cmd_attention(int argc, char **argv);
 typedef struct cli_attention_options {
     const char *cmd; /* "attention" or "ring attention", in messages */
@@ -74,6 +84,9 @@ int cli_attention_files(const cli_attention_options *a);
 int cli_attention_read(const cli_attention_options *a, rope_npy *x);
 int cli_attention_shapes(const rope_npy *x, cli_rope_options *o,
                          const cli_attention_options *a);
+/* W6.4 The command rope ring-plan */
 int cmd_ring_plan(int argc, char **argv);
+/* W7.3 The command rope evidence */
 int cmd_evidence(int argc, char **argv);
+/* The frame of the workshop / The command-line program */
 #endif

@@ -1,3 +1,4 @@
+/* The frame of the workshop / The command-line program */
 /* rope-cli.c: the rope program. `rope --help' lists the subcommands. */
 #include <errno.h>
 #include <signal.h>
@@ -7,10 +8,13 @@
 
 static const cli_command commands[] = {
     /* {name, function, usage, summary}, chapter by chapter */
+    /* W1.2 The demonstrations */
     {"demo", cmd_demo, "demo NAME   (NAME: permutation, integer, normalized)",
      "chapter 1: print the table of a demonstration"},
+    /* W2.4 The command line */
     {"pe", cmd_pe, "pe --d-model D --positions LIST [--base B]",
      "chapter 2: print the sinusoidal encoding of positions"},
+    /* W3.2 The command-line tools */
     {"freqs", cmd_freqs, "freqs --head-dim D --theta B (--end N | "
      "--positions P1,P2,...) [--pairing half|interleaved] "
      "[--precision float|double]\n        [--print inv_freq|angles|cos|sin"
@@ -21,19 +25,23 @@ static const cli_command commands[] = {
      "--start-pos S --out-q OQ.npy --out-k OK.npy [--pairing ...] "
      "[--precision ...]",
      "rotate queries and keys stored as float32 .npy files"},
+    /* W5.13 The attention command */
     {"attention", cmd_attention, "attention --q Q.npy --k K.npy --v V.npy "
      "--out O.npy [--causal] [--start-pos S] [--threads T] "
      "[--simd auto|scalar|avx2|avx512] [--kv-dtype f32|bf16] [--no-rope] "
      "[RoPE options]",
      "chapter 5: tiled attention with fused RoPE on .npy arrays; on a "
      "terminal, progress on stderr after ROPE_PROGRESS_AFTER (2) seconds"},
+    /* W6.4 The command rope ring-plan */
     {"ring-plan", cmd_ring_plan, "ring-plan --n N --ranks P "
      "[--layout contiguous|zigzag] [--causal]",
      "chapter 6: the shards and the work of each rank of a ring"},
+    /* W7.3 The command rope evidence */
     {"evidence", cmd_evidence, "evidence --task copy|lag --pe nope|sin|rope "
      "--seed S [--steps N] [--len L] [--batch B] [--lr X] [--ft-steps N] "
      "[--eval-seqs N] | evidence --reference",
      "chapter 7: train a tiny model and measure it at longer lengths"},
+    /* The frame of the workshop / The command-line program */
     {NULL, NULL, NULL, NULL}
 };
 

@@ -1,3 +1,4 @@
+/* W6.3 The program rope-ring */
 /* rope-ring-cli.c: mpirun -np P rope-ring attention|bench ...
    (chapter 6). */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+/* The frame of the workshop / The test runner */
 /* exercise-main.c: checks a learner's answers to one chapter's
    exercises. Built with -DEXERCISE_SUITE=exercises_NAME_suite
    -DEXERCISE_TABLE=exercises_NAME_table. */

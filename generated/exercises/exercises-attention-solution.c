@@ -1,3 +1,4 @@
+/* A.5 Chapter 5: attention at the speed of the machine */
 /* exercises-attention-solution.c: the book's answers to chapter 5. */
 #include <math.h>
 #include <string.h>

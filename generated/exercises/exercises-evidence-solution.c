@@ -1,3 +1,4 @@
+/* A.7 Chapter 7: evidence */
 /* exercises-evidence-solution.c: the book's answers to chapter 7. */
 #include <math.h>
 #include "exercises-evidence.h"

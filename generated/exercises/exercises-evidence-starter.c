@@ -1,3 +1,4 @@
+/* W7.6 The code of the exercises */
 /* Your answers to the exercises of chapter 7. Fill in the bodies and
    run: make exercise CHAPTER=7 */
 #include <math.h>

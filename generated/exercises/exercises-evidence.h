@@ -1,3 +1,4 @@
+/* W7.6 The code of the exercises */
 /* exercises-evidence.h: the functions of chapter 7's exercises. */
 #ifndef ROPE_EXERCISES_EVIDENCE_H
 #define ROPE_EXERCISES_EVIDENCE_H

@@ -1,3 +1,4 @@
+/* A.1 Chapter 1: why attention needs positions */
 /* exercises-positions-solution.c: the book's answers to chapter 1. */
 #include <math.h>
 #include "exercises-positions.h"

@@ -1,3 +1,4 @@
+/* A.6 Chapter 6: beyond one machine */
 /* exercises-ring-solution.c: the book's answers to chapter 6. */
 #include <math.h>
 #include "exercises-ring.h"

@@ -1,3 +1,4 @@
+/* W6.7 The code of the exercises */
 /* Your answers to the exercises of chapter 6. Fill in the bodies and
    run: make exercise CHAPTER=6 */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* W6.7 The code of the exercises */
 /* exercises-ring.h: the functions of chapter 6's exercises. */
 #ifndef ROPE_EXERCISES_RING_H
 #define ROPE_EXERCISES_RING_H

@@ -1,3 +1,4 @@
+/* A.3 Chapter 3: rotary position embeddings */
 /* exercises-rotary-solution.c: the book's answers to chapter 3's
    exercises. */
 #include <math.h>

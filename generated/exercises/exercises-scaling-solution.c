@@ -1,3 +1,4 @@
+/* A.4 Chapter 4: long context */
 /* exercises-scaling-solution.c: the book's answers to chapter 4. */
 #include <math.h>
 #include "exercises-scaling.h"

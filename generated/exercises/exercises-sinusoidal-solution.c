@@ -1,3 +1,4 @@
+/* A.2 Chapter 2: sinusoidal position encoding */
 /* exercises-sinusoidal-solution.c: the book's answers to chapter 2. */
 #include <math.h>
 #include "exercises-sinusoidal.h"

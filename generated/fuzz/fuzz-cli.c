@@ -1,3 +1,4 @@
+/* The frame of the workshop / Fuzzing: inputs nobody thought of */
 /* fuzz-cli.c: libFuzzer target of the command line (make fuzz). */
 #define main rope_main
 #include "rope-cli.c"

@@ -1,3 +1,4 @@
+/* The frame of the workshop / Fuzzing: inputs nobody thought of */
 /* fuzz-npy.c: libFuzzer target of the .npy reader (make fuzz). */
 #include <stdint.h>
 #include <stdio.h>

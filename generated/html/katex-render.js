@@ -1,3 +1,4 @@
+/* The HTML edition / The converter / Rendering the formulas */
 // katex-render.js: render a JSON list of [tex, display] with KaTeX.
 "use strict";
 const katex = require(process.argv[2]);

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
+# The HTML edition / The converter
 # nw2html.py: the HTML edition of the rope book.
 import html, json, os, re, shutil, subprocess, sys
 
 MINIMIND = ("https://github.com/jingyaogong/minimind/blob/d65ef2c/"
             "model/model_minimind.py")
 KATEX = "/usr/share/javascript/katex"
+# The HTML edition / The converter / The stream
 # ---- the noweb pipeline
 def noweb_stream(files):
     cmd = ("/usr/lib/noweb/markup " + " ".join(files) +
@@ -86,6 +88,7 @@ def parse_stream(lines):
             elif sub == "defn" and mode == "code":
                 chunk.setdefault("idents", []).append(val)
     return items, chunks
+# The HTML edition / The converter / Chunks as HTML
 # ---- chunks as HTML
 def name_html(name):
     """A chunk name: quoted code, file names and formulas as in the PDF."""
@@ -120,6 +123,7 @@ def chunk_html(c, num):
     return ('<div class="chunk" id="%s">%s<pre><code>%s</code></pre>'
             '<div class="chunkref">%s</div></div>'
             % (c["label"], head, body, " ".join(notes)))
+# The HTML edition / The converter / Reading LaTeX
 # ---- balanced braces
 def group(s, i):
     """The text of the brace group starting at s[i] == '{', and its end."""
@@ -211,6 +215,7 @@ def read_aux(path):
         c, _ = group(text, m.end() - 1)
         cites[m.group(1)] = group(c, 0)[0] if c.startswith("{") else c
     return labels, cites
+# The HTML edition / The converter / Mathematics
 # ---- mathematics: find it, number it, render it with KaTeX
 MATHENVS = ("equation", "equation*", "align", "align*", "gather", "gather*")
 
@@ -268,7 +273,9 @@ def split_rows(body):
     rows.append(body[start:])
     return rows
 
+# The HTML edition / The converter
 class Book:
+    # The HTML edition / The converter / Mathematics
     def __init__(self, values, labels, cites):
         self.values, self.labels, self.cites = values, labels, cites
         self.concepts = []      # (index entry, page)
@@ -496,6 +503,7 @@ class Book:
             pos = end
         out.append(tex[pos:])
         return "".join(out)
+    # The HTML edition / The converter / The index of concepts
     def index_entries(self, tex):
         marks = []
         def mark(entry):
@@ -562,6 +570,7 @@ class Book:
                 for k in sorted(node))
         return '<ul class="index concepts">%s</ul>' % items(terms)
 
+# The HTML edition / The converter / Pages
 # ---- pages
 def slug(title):
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
@@ -619,6 +628,7 @@ def split_pages(body):
                       "file": "index-of-concepts.html", "label": None,
                       "tex": ""})
     return pages, parts
+# The HTML edition / The converter / The three tools
 def pandoc(tex):
     r = subprocess.run(["pandoc", "-f", "latex", "-t", "html5", "--wrap=none",
                         "--shift-heading-level-by=1"], input=tex.encode(),
@@ -751,6 +761,7 @@ def main():
     for p in pages:
         p["html"] = fill(p["html"])
     write_site(a, pages, parts, chunks, num, book)
+# The HTML edition / The converter / The site
 TEMPLATE = """<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -859,5 +870,6 @@ def write_site(a, pages, parts, chunks, num, book):
     print("nw2html: %d pages, %d chunks, %d formulas, %d figures in %s" % (
         len(pages) + 1, len(chunks), len(MATH), len(book.figures), a.out))
 
+# The HTML edition / The converter
 if __name__ == "__main__":
     main()

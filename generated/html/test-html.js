@@ -1,3 +1,4 @@
+/* The HTML edition / The test in a browser */
 // test-html.js: open every page of the HTML edition in headless chromium.
 "use strict";
 const { chromium } = require("playwright-core");

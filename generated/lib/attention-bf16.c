@@ -1,3 +1,4 @@
+/* W5.3 The bfloat16 path */
 /* attention-bf16.c: the bfloat16 path of the attention kernel:
    rounding, the portable and vector emulations of vdpbf16ps, the
    kernels that use it, the AMX kernels, and the choice between them */
@@ -158,6 +159,7 @@ static TBF16 void pv16_tile_bf16(float *U, const uint16_t *P,
 {
 #define ATT_PV_ROWS(w, left) 4
 #define ATT_PV(NV) pv16_block_bf16(U, P, V, alpha, dp, r, c0, 4, NV)
+    /* W5.2 The other micro-kernels */
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
         for (int r = 0, R; r < M; r += R) {
@@ -174,6 +176,7 @@ static TBF16 void pv16_tile_bf16(float *U, const uint16_t *P,
         c0 += 16 * w;
         nv -= w;
     }
+/* W5.3 The bfloat16 path */
 #undef ATT_PV
 #undef ATT_PV_ROWS
 }
@@ -272,6 +275,7 @@ static T512 void pv16_tile_emul(float *U, const uint16_t *P,
 {
 #define ATT_PV_ROWS(w, left) 4
 #define ATT_PV(NV) pv16_block_emul(U, P, V, alpha, dp, r, c0, 4, NV)
+    /* W5.2 The other micro-kernels */
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
         for (int r = 0, R; r < M; r += R) {
@@ -288,6 +292,7 @@ static T512 void pv16_tile_emul(float *U, const uint16_t *P,
         c0 += 16 * w;
         nv -= w;
     }
+/* W5.3 The bfloat16 path */
 #undef ATT_PV
 #undef ATT_PV_ROWS
 }

@@ -1,3 +1,4 @@
+/* W5.1 The three files of the kernel */
 /* attention-kernels.h: what the three files of the attention kernel
    share (internal: not installed, not exported from librope.so) */
 #ifndef ROPE_ATTENTION_KERNELS_H
@@ -13,16 +14,20 @@
 #define ATT_X86 0
 #endif
 #define ATT_HIDDEN __attribute__((visibility("hidden")))
+/* 5.5 Tiling */
 #define ATT_BK ROPE_ATTENTION_BK
 #define ATT_ROWS ROPE_ATTENTION_ROWS
 #define ATT_SPLIT_MAX ROPE_ATTENTION_SPLIT_MAX
 #define ATT_IB ROPE_ATTENTION_ITEM_BLOCKS
 #define ATT_MIB ((size_t)1 << 20)
+/* 5.6 Fused RoPE and grouped heads */
 #define ATT_VECTORIZE __attribute__((optimize("tree-vectorize")))
+/* W5.1 The three files of the kernel */
 #define T512 __attribute__((target("avx512f,avx512dq,fma")))
 #define T256 __attribute__((target("avx2,fma")))
 #define TBF16 __attribute__((target("avx512f,avx512bf16")))
 #define ATT_INLINE __attribute__((always_inline)) inline
+/* W5.3 The bfloat16 path */
 #if defined(__linux__)
 #define ATT_AMX 1
 #else
@@ -41,6 +46,7 @@ typedef struct {
     att_s16_fn s; att_pv16_fn pv; att_pair16_fn pair; att_row16_fn row;
     int wide; /* 1: the AVX2 emulation, float kernels on widened data */
 } att_bf16_kernels;
+/* 5.7 The micro-kernels */
 typedef void (*att_s_fn)(float *S, const float *Q, const float *Kt,
                          int M, int dp);
 typedef void (*att_sm_fn)(float *S, int M, const int *nvalid,
@@ -65,6 +71,7 @@ typedef struct {
     att_st_fn st; /* the three in one step, or NULL */
     att_sw_fn sw; att_pvw_fn pvw; /* AVX2: widened bfloat16, or NULL */
 } att_kernels;
+/* 5.8 The driver, threads and load balance */
 typedef struct att_job {
     const rope_attention_params *p;
     const float *q, *k, *v;
@@ -91,15 +98,19 @@ typedef struct {
     int M, d; /* the shape it was made for */
     float *part; /* the caller's decode partial states */
     size_t part_n;
+    /* W5.3 The bfloat16 path */
     uint16_t *Q16, *Kt16, *Vt16, *P16; /* bf16 operands */
     float *Kw, *Vw; /* the AVX2 emulation's widened tiles */
     int e16q[ATT_IB], e16k, e16v; /* their smallest exponents */
+    /* 5.8 The driver, threads and load balance */
     float *lsave;
     float *pack; size_t pack_n; int pack_d; /* packed tiles, their d */
 } att_ws;
+/* W5.2 The other micro-kernels */
 typedef struct {
     int step, taylor, ib, rows, pack, reduce, six, prefetch, spin;
 } att_tuning;
+/* W5.1 The three files of the kernel */
 ATT_HIDDEN void att_rotate_row(float *restrict out,
                                const float *restrict x,
                                const float *restrict c,
@@ -108,6 +119,7 @@ ATT_HIDDEN void att_rotate_row(float *restrict out,
 ATT_HIDDEN void att_simd_kernels(rope_simd s, att_kernels *k);
 ATT_HIDDEN const char *att_env_bf16(void);
 ATT_HIDDEN extern att_tuning att_tune;
+/* W5.3 The bfloat16 path */
 ATT_HIDDEN void att_plan_bf16(att_job *J, const rope_attention_params *p);
 ATT_HIDDEN void att_round_q_bf16(att_job *J, att_ws *w, int nb);
 ATT_HIDDEN void att_pack_tile_bf16(att_job *J, att_ws *w);
@@ -118,8 +130,10 @@ ATT_HIDDEN int att_has_avx512bf16(void);
 #if ATT_X86 && ATT_AMX
 ATT_HIDDEN TAMX void att_amx_config(int mr, int half);
 #endif
+/* W5.1 The three files of the kernel */
 #if ATT_X86
 #include <float.h>
+/* W5.2 The other micro-kernels */
 static T256 ATT_INLINE __m256 att_ftz256(__m256 x)
 {
     const __m256 mag = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX));
@@ -131,5 +145,6 @@ static T256 ATT_INLINE __m256 att_ftz_if256(__m256 x, const int flush)
 {
     return flush ? att_ftz256(x) : x;
 }
+/* W5.1 The three files of the kernel */
 #endif
 #endif

@@ -1,3 +1,4 @@
+/* W5.1 The three files of the kernel */
 /* attention-simd.c: the AVX-512 and AVX2 tile kernels of the
    attention kernel, their vector exponential, and the choice of a
    path at run time */
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/* W5.2 The other micro-kernels */
 #define ATT_LN2 0.693147180559945309
 static const float att_exp2_c[7] = {
     1.0f, 0x1.62e42cp-1f, 0x1.ebfd58p-3f, 0x1.c68912p-5f,
@@ -27,7 +29,9 @@ static const float att_exp2_t[8] = {
     (float)(ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2 * ATT_LN2
             * ATT_LN2 * ATT_LN2 / 5040)
 };
+/* W5.1 The three files of the kernel */
 #if ATT_X86
+/* W5.2 The other micro-kernels */
 static T512 ATT_INLINE void s_rows_512(float *S, const float *Q,
                                        const float *Kt, int r, int dp,
                                        const int R, const int NC)
@@ -600,6 +604,7 @@ static T256 void att_exp2_8(float *y, const float *x)
 {
     _mm256_storeu_ps(y, exp2_256(_mm256_loadu_ps(x)));
 }
+/* W5.3 The bfloat16 path */
 static T256 void s_tile_wide256(float *S, const float *Q, const float *Kt,
                                 int M, int dp, float sc, int flush)
 {
@@ -629,7 +634,9 @@ static T256 void pv_tile_wide256(float *U, const float *P, const float *V,
     else
         pv_tile_256_f(U, P, V, alpha, M, dp, ATT_BK, 0);
 }
+/* W5.1 The three files of the kernel */
 #endif
+/* W5.2 The other micro-kernels */
 static double att_poly_abs(int j, double f) /* bound on |p^(j)| */
 {
     double b = 0;

@@ -1,3 +1,4 @@
+/* 5.2 The interface */
 /* attention.c: tiled, multithreaded attention with fused RoPE */
 #define _POSIX_C_SOURCE 200809L
 #include "attention-kernels.h"
@@ -14,7 +15,9 @@
 #if ATT_X86
 #include <immintrin.h>
 #endif
+/* W5.2 The other micro-kernels */
 ATT_HIDDEN att_tuning att_tune = { 1, 0, ATT_IB, 1, 1, 1, 1, 1, 1 };
+/* 5.3 The reference */
 /* rotate x [1, len, heads, d] in place from table row pos0 */
 static int att_rotate_tensor(float *x, int len, int heads, int d,
                              long pos0, const rope_attention_params *p)
@@ -29,6 +32,7 @@ static int att_rotate_tensor(float *x, int len, int heads, int d,
     free(twin);
     return 0;
 }
+/* 5.6 Fused RoPE and grouped heads */
 ATT_HIDDEN ATT_VECTORIZE void att_rotate_row(
     float *restrict out, const float *restrict x,
     const float *restrict c, const float *restrict s, int d,
@@ -63,6 +67,7 @@ int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
                    x + t * head_dim, len);
     return 0;
 }
+/* W5.4 Defaults and checks of a call */
 void rope_attention_defaults(rope_attention_params *p)
 {
     memset(p, 0, sizeof *p);
@@ -93,6 +98,7 @@ static int att_check(const rope_attention_params *p)
         return 1;
     return 0;
 }
+/* W5.8 The key/value cache */
 static void att_cache_tile(const rope_kv_cache *c, int t, long bg,
                            const float **kt, const float **vt)
 {
@@ -102,12 +108,14 @@ static void att_cache_tile(const rope_kv_cache *c, int t, long bg,
     *kt = at;
     *vt = at + tile;
 }
+/* 5.3 The reference */
 int rope_attention_naive(float *out, const float *q, const float *k,
                          const float *v,
                          const rope_attention_params *p)
 {
     int e = att_check(p);
     if (e) return e;
+    /* W5.3 The bfloat16 path */
     float *v16 = NULL;
     if (p->kv_dtype == ROPE_DTYPE_BF16) {
         size_t vn = (size_t)p->batch * p->kv_len * p->n_kv_heads
@@ -117,6 +125,7 @@ int rope_attention_naive(float *out, const float *q, const float *k,
             v16[i] = rope_bf16_to_float(rope_bf16_round(v[i]));
         v = v16;
     }
+    /* 5.3 The reference */
     int n = p->seq_len, nk = p->kv_len, H = p->n_heads;
     int Hk = p->n_kv_heads, d = p->head_dim, rep = H / Hk;
     size_t qn = (size_t)n * H * d, kn = (size_t)nk * Hk * d;
@@ -137,12 +146,14 @@ int rope_attention_naive(float *out, const float *q, const float *k,
                                       p->start_pos + nk - n, p);
             if (e) break;
         }
+        /* W5.3 The bfloat16 path */
         if (p->kv_dtype == ROPE_DTYPE_BF16) {
             for (size_t i = 0; i < qn; i++)
                 qr[i] = rope_bf16_to_float(rope_bf16_round(qr[i]));
             for (size_t i = 0; i < kn; i++)
                 kr[i] = rope_bf16_to_float(rope_bf16_round(kr[i]));
         }
+        /* 5.3 The reference */
         for (int h = 0; h < H; h++) {
             int g = h / rep;
             for (int i = 0; i < n; i++)
@@ -177,6 +188,7 @@ int rope_attention_naive(float *out, const float *q, const float *k,
     free(qr); free(kr); free(sc); free(acc); free(v16);
     return e ? e : bad ? ROPE_ATTENTION_ENONFINITE : 0;
 }
+/* 5.7 The micro-kernels */
 static void s_tile_scalar(float *S, const float *Q, const float *Kt,
                           int M, int dp)
 {
@@ -226,6 +238,7 @@ static void pv_tile_scalar(float *U, const float *P, const float *V,
         }
     }
 }
+/* W5.2 The other micro-kernels */
 static ATT_VECTORIZE void att_scale_q(float *restrict x, float c, int d)
 {
     for (int i = 0; i < d; i++) x[i] *= c;
@@ -246,6 +259,7 @@ static att_kernels att_pick(rope_simd s)
     if (!att_tune.step) k.st = NULL;
     return k;
 }
+/* W5.5 The workspace of a call */
 static atomic_long att_nallocs;
 static void *att_alloc(size_t bytes)
 {
@@ -275,6 +289,7 @@ static int att_ws_init(att_ws *w, const att_job *J)
     w->Vt = att_alloc(tile);
     if (w->Kt) memset(w->Kt, 0, tile); /* the padding stays zero */
     if (w->Vt) memset(w->Vt, 0, tile);
+    /* W5.3 The bfloat16 path */
     w->Q16 = att_alloc(sizeof(uint16_t) * G * M * dp);
     w->Kt16 = att_alloc(sizeof(uint16_t) * dp * ATT_BK);
     w->Vt16 = att_alloc(sizeof(uint16_t) * dp * ATT_BK);
@@ -282,6 +297,7 @@ static int att_ws_init(att_ws *w, const att_job *J)
     w->lsave = att_alloc(sizeof(float) * M);
     w->Kw = att_alloc(sizeof(float) * dp * ATT_BK);
     w->Vw = att_alloc(sizeof(float) * dp * ATT_BK);
+    /* W5.5 The workspace of a call */
     return w->Q && w->U && w->S && w->m && w->l && w->alpha
            && w->tmp && w->nvalid && w->Kt && w->Vt
            && w->Q16 && w->Kt16 && w->Vt16 && w->P16 && w->lsave
@@ -296,10 +312,12 @@ static void att_ws_free(att_ws *w)
     w->Q = w->U = w->S = w->m = w->l = w->alpha = w->tmp = NULL;
     w->Kt = w->Vt = NULL;
     w->nvalid = NULL;
+    /* W5.3 The bfloat16 path */
     free(w->Q16); free(w->Kt16); free(w->Vt16); free(w->P16); free(w->lsave);
     free(w->Kw); free(w->Vw);
     w->Q16 = w->Kt16 = w->Vt16 = w->P16 = NULL;
     w->lsave = w->Kw = w->Vw = NULL;
+    /* W5.5 The workspace of a call */
     w->M = w->d = 0;
 }
 static pthread_key_t att_ws_key;
@@ -344,11 +362,14 @@ static float *att_part_get(const att_job *J, size_t n)
 static size_t att_ws_floats(const att_job *J)
 {
     size_t M = (size_t)J->M, dp = (size_t)J->dp;
+    /* W5.3 The bfloat16 path */
     size_t bf16 = (ATT_IB * M * dp + 2 * dp * ATT_BK + M * ATT_BK) / 2 + M
                   + 2 * dp * ATT_BK + 7 * 16;
+    /* W5.5 The workspace of a call */
     return ATT_IB * M * (2 * dp + 2) + M * (ATT_BK + 2) + dp
            + 2 * ATT_BK * dp + 10 * 16 + bf16;
 }
+/* 5.8 The driver, threads and load balance */
 static void att_pack_tile(att_job *J, att_ws *w, long bg, int t,
                           float *Kt, float *Vt)
 {
@@ -389,6 +410,7 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
         if (r % J->bq >= nq || r / J->bq >= nh)
             memset(Q + (size_t)r * dp, 0, sizeof(float) * dp);
     for (int il = 0; il < nq; il++) {
+        /* W5.2 The other micro-kernels */
         if (att_tune.prefetch && il + 2 < nq) {
             long i2 = q0 + il + 2;
             att_prefetch_read(J->q + ((b * n + i2) * H + g * J->rep + h0) * d,
@@ -399,6 +421,7 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
                 att_prefetch_read(p->freqs_sin + pos2 * d, (size_t)d);
             }
         }
+        /* 5.8 The driver, threads and load balance */
         for (int hl = 0; hl < nh; hl++) {
             long h = g * J->rep + h0 + hl, i = q0 + il;
             const float *x = J->q + ((b * n + i) * H + h) * d;
@@ -496,9 +519,11 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
     size_t at = (size_t)kb * J->M;
     int nh = att_heads_in(J, h0);
     for (int il = 0; il < nq; il++) {
+        /* W5.2 The other micro-kernels */
         if (att_tune.prefetch && il + 2 < nq)
             att_prefetch_write(J->out + ((b * n + q0 + il + 2) * H + g * J->rep
                                          + h0) * d, (size_t)nh * d);
+        /* 5.8 The driver, threads and load balance */
         for (int hl = 0; hl < nh; hl++) {
             size_t r = at + (size_t)(hl * J->bq + il);
             long h = g * J->rep + h0 + hl;
@@ -515,6 +540,7 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
     if (bad) atomic_store(&J->bad, 1);
 }
 static void att_store_partial(att_job *J, att_ws *w, long it);
+/* W5.6 The packing pass */
 static void att_run_pass(att_job *J, int pass, long n_items);
 static size_t att_pack_floats(const att_job *J)
 {
@@ -565,6 +591,7 @@ static void att_prepack(att_job *J)
     att_run_pass(J, 3, (long)J->ntk * p->batch * p->n_kv_heads);
     J->cache = &J->packed;
 }
+/* 5.8 The driver, threads and load balance */
 static void att_do_item(att_job *J, att_ws *w, long it)
 {
     const rope_attention_params *p = J->p;
@@ -617,6 +644,7 @@ static void *att_worker(void *arg)
     return NULL;
 }
 #define ATT_MAX_THREADS 256
+/* W5.7 The thread pool */
 #define ATT_SPIN_NS ROPE_ATTENTION_SPIN_NS
 static struct {
     pthread_mutex_t mu, busy;
@@ -755,6 +783,7 @@ static void att_pool_wait(int posted)
     pthread_mutex_unlock(&att_pool.mu);
     pthread_mutex_unlock(&att_pool.busy);
 }
+/* 5.8 The driver, threads and load balance */
 static void att_run_pass(att_job *J, int pass, long n_items)
 {
     int nt = J->nt;
@@ -767,6 +796,7 @@ static void att_run_pass(att_job *J, int pass, long n_items)
     att_worker(J);
     att_pool_wait(posted);
 }
+/* 5.9 Decoding with split keys */
 static void att_store_partial(att_job *J, att_ws *w, long it)
 {
     size_t stride = (size_t)J->dp + 2;
@@ -823,6 +853,7 @@ static void att_merge(att_job *J)
     }
     if (bad) atomic_store(&J->bad, 1);
 }
+/* 5.10 Putting it together */
 static void att_plan(att_job *J, const rope_attention_params *p);
 
 static int att_call(float *out, const float *q, const float *k,
@@ -875,6 +906,7 @@ static void att_plan(att_job *J, const rope_attention_params *p)
     J->nqb = (p->seq_len + J->bq - 1) / J->bq;
     J->nib = (J->nqb + att_tune.ib - 1) / att_tune.ib;
     J->M = (J->hb * J->bq + 3) / 4 * 4;
+    /* 5.9 Decoding with split keys */
     size_t units = (size_t)p->batch * p->n_kv_heads * J->nhb;
     size_t state = units * J->M * ((size_t)J->dp + 2) * sizeof(float);
     long fit = (long)(ROPE_ATTENTION_PART_MIB * ATT_MIB / state);
@@ -884,12 +916,14 @@ static void att_plan(att_job *J, const rope_attention_params *p)
         J->tiles_per_split = (int)((J->ntk + fit - 1) / fit);
     J->nsplit = (J->ntk + J->tiles_per_split - 1) / J->tiles_per_split;
     if (fit < 2 || J->nqb > 1) J->nsplit = 0; /* a prefill */
+    /* 5.10 Putting it together */
     size_t fits = ROPE_ATTENTION_WS_MIB * ATT_MIB
                   / (att_ws_floats(J) * sizeof(float));
     J->nt = p->n_threads < 1 ? 1 : p->n_threads;
     if (J->nt > ATT_MAX_THREADS) J->nt = ATT_MAX_THREADS;
     if ((size_t)J->nt > fits) J->nt = fits > 0 ? (int)fits : 1;
 }
+/* 5.11 A cache of rotated keys */
 int rope_attention_cached(float *out, const float *q,
                           const rope_kv_cache *c,
                           const rope_attention_params *p)
@@ -902,6 +936,7 @@ int rope_attention_cached(float *out, const float *q,
     pc.keys_rotated = 1;
     return att_call(out, q, NULL, NULL, c, &pc);
 }
+/* W5.5 The workspace of a call */
 size_t rope_attention_workspace_bytes(const rope_attention_params *p)
 {
     if (att_check(p)) return 0;
@@ -916,6 +951,7 @@ size_t rope_attention_workspace_bytes(const rope_attention_params *p)
         fl += (size_t)units * J.nsplit * J.M * ((size_t)J.dp + 2);
     return fl * sizeof(float);
 }
+/* W5.8 The key/value cache */
 static int att_cache_grow(rope_kv_cache *c, long need)
 {
     if (need <= c->cap) return 0;
@@ -987,6 +1023,7 @@ int rope_kv_cache_append(rope_kv_cache *c, const float *k,
     c->len += n;
     return 0;
 }
+/* W5.9 Measuring the machine */
 static double att_now(void)
 {
     struct timespec t;

@@ -1,3 +1,4 @@
+/* 5.2 The interface */
 /* attention.h: chapter 5: the tiled attention kernel */
 #ifndef ROPE_ATTENTION_H
 #define ROPE_ATTENTION_H
@@ -38,6 +39,7 @@ enum {
     ROPE_ATTENTION_ENOMEM = 7, /* an allocation failed */
     ROPE_ATTENTION_ENONFINITE = 8 /* an output is inf or NaN */
 };
+/* 5.5 Tiling */
 enum {
     ROPE_ATTENTION_BK = 64, /* keys per tile */
     ROPE_ATTENTION_ROWS = 64, /* rows (head, query) per block */
@@ -47,11 +49,13 @@ enum {
     ROPE_ATTENTION_WS_MIB = 32, /* all threads' workspaces, at most */
     ROPE_ATTENTION_PART_MIB = 16 /* decode partial states, at most */
 };
+/* 5.11 A cache of rotated keys */
 typedef struct rope_kv_cache {
     int batch, n_kv_heads, head_dim, dp; /* dp: head_dim padded to 16 */
     long len, cap; /* keys held and room for, per head */
     float *tiles; /* [cap / BK][batch * n_kv_heads][K^T, V][dp * BK] */
 } rope_kv_cache;
+/* 5.2 The interface */
 void rope_attention_defaults(rope_attention_params *p);
 int rope_attention_naive(float *out, const float *q, const float *k,
                          const float *v,
@@ -64,8 +68,10 @@ rope_simd rope_simd_resolve(rope_simd want);
 const char *rope_simd_name(rope_simd s);
 int rope_simd_parse(const char *name, rope_simd *out);
 void rope_exp2_vec(float *y, const float *x, int n, rope_simd s);
+/* 5.6 Fused RoPE and grouped heads */
 int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
                    int n_kv_heads, int head_dim, int n_rep);
+/* 5.11 A cache of rotated keys */
 int rope_kv_cache_init(rope_kv_cache *c, int batch, int n_kv_heads,
                        int head_dim, long capacity);
 int rope_kv_cache_append(rope_kv_cache *c, const float *k,
@@ -76,7 +82,9 @@ int rope_attention_cached(float *out, const float *q,
                           const rope_attention_params *p);
 void rope_kv_cache_free(rope_kv_cache *c);
 long rope_attention_allocations(void);
+/* W5.2 The other micro-kernels */
 double rope_exp2_poly_bound(void); /* bound of eq. attention-exp2 */
+/* W5.3 The bfloat16 path */
 const char *rope_bf16_kernels(rope_simd s);
 int rope_bf16_native(rope_simd s);
 uint16_t rope_bf16_round(float x);
@@ -89,6 +97,9 @@ int rope_bf16_amx_dot(float *z, const uint16_t *a, const uint16_t *b,
                       int n);
 double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
                              double vmax);
+/* W5.6 The packing pass */
 enum { ROPE_ATTENTION_PACK_MIB = 32 }; /* packed tiles of a prefill */
+/* W5.7 The thread pool */
 #define ROPE_ATTENTION_SPIN_NS 1000000L /* pool threads spin, then sleep */
+/* 5.2 The interface */
 #endif

@@ -1,3 +1,4 @@
+/* 7.1 The model */
 /* generated/lib/evidence.c: a tiny MiniMind-shaped model (chapter 7) */
 #include "rope.h"
 
@@ -5,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* W7.1 The model's plumbing */
 typedef struct ev_layout {
     size_t embed, norm, layer0, per_layer; /* offsets and stride */
     size_t attn_norm, wq, wk, wv, wo, ffn_norm, wg, wu, wd; /* in a layer */
@@ -154,6 +156,7 @@ static void ev_layer_backward(rope_ev_model *m, int l, int B, int T,
             dx[i] += dn2[i];
     }
 }
+/* 7.2 Forward and backward, piece by piece */
 void rope_ev_rmsnorm(const double *x, const double *w, double *y,
                      double *inv, int rows, int dim, double eps)
 {
@@ -329,6 +332,7 @@ double rope_ev_cross_entropy(const double *logits, const int *targets,
     if (counted) *counted += n;
     return n > 0 ? loss / (double)n : 0.0;
 }
+/* W7.1 The model's plumbing */
 void rope_ev_config_default(rope_ev_config *c, rope_ev_pe pe)
 {
     c->vocab_size = 32;

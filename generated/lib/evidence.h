@@ -1,9 +1,11 @@
+/* 7.1 The model */
 /* evidence.h: chapter 7: a tiny MiniMind-shaped model */
 #ifndef ROPE_EVIDENCE_H
 #define ROPE_EVIDENCE_H
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+/* W7.1 The model's plumbing */
 /* chapter 7: a tiny MiniMind-shaped model */
 typedef enum {
     ROPE_EV_NOPE, /* no position information at all */
@@ -91,4 +93,5 @@ int rope_ev_evaluate(rope_ev_model *m, rope_ev_task task, int seq_len,
                      int n_seqs, uint64_t seed, rope_ev_method method,
                      double factor, long original, double *accuracy,
                      double *loss);
+/* 7.1 The model */
 #endif

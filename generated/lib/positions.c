@@ -1,9 +1,11 @@
+/* 1.1.1 The interface */
 /* positions.c: chapter 1, attention without positions. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rope.h"
 
+/* 1.1.2 Reproducible random numbers */
 uint64_t rope_splitmix64(uint64_t *state)
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
@@ -23,6 +25,7 @@ double rope_gaussian(uint64_t *state)
     double u2 = rope_uniform(state);
     return sqrt(-2.0 * log(u1)) * cos(two_pi * u2);
 }
+/* 1.1.3 The computation */
 void rope_matmul(const double *a, const double *b, double *c,
                  int n, int k, int m)
 {
@@ -74,12 +77,14 @@ int rope_tiny_attention(const double *x, int n, int d_model, int d,
     free(q); free(s);
     return 0;
 }
+/* 1.3 Adding the integer position */
 void rope_add_integer_positions(double *x, int n, int d)
 {
     for (int t = 0; t < n; t++)
         for (int j = 0; j < d; j++)
             x[(size_t)t * d + j] += (double)t;
 }
+/* 1.4 Positions scaled to [0,1] */
 double rope_normalized_position(int t, int n)
 {
     return n > 1 ? (double)t / (double)(n - 1) : 0.0;
@@ -93,6 +98,7 @@ void rope_add_normalized_positions(double *x, int n, int d)
             x[(size_t)t * d + j] += p;
     }
 }
+/* 1.3 Adding the integer position */
 double rope_norm(const double *x, int d)
 {
     double s = 0.0;
@@ -106,6 +112,7 @@ double rope_cosine(const double *a, const double *b, int d)
     for (int j = 0; j < d; j++) dot += a[j] * b[j];
     return dot / (rope_norm(a, d) * rope_norm(b, d));
 }
+/* 1.2.1 Two sentences with the same words */
 const char *const rope_example_words[ROPE_EX_VOCAB] = {
     "cat", "chases", "dog"
 };
@@ -138,6 +145,7 @@ void rope_permute_rows(const double *x, const int *perm, int n, int d,
         memcpy(out + (size_t)i * d, x + (size_t)perm[i] * d,
                (size_t)d * sizeof *x);
 }
+/* 1.2.2 Running it */
 int rope_catdog(uint64_t seed, double out_a[3 * ROPE_EX_DHEAD],
                 double out_b[3 * ROPE_EX_DHEAD])
 {
@@ -154,6 +162,7 @@ int rope_catdog(uint64_t seed, double out_a[3 * ROPE_EX_DHEAD],
     return rope_tiny_attention(x, 3, ROPE_EX_DMODEL, ROPE_EX_DHEAD,
                                ex.wq, ex.wk, ex.wv, out_b);
 }
+/* W1.2 The demonstrations */
 static void row_end(FILE *out, int latex)
 {
     fputs(latex ? " \\\\\n" : "\n", out);

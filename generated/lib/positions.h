@@ -1,9 +1,11 @@
+/* 1.1.1 The interface */
 /* positions.h: chapter 1: attention without positions */
 #ifndef ROPE_POSITIONS_H
 #define ROPE_POSITIONS_H
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+/* 1.2.1 Two sentences with the same words */
 /* chapter 1: the example of "cat chases dog" */
 enum { ROPE_EX_VOCAB = 3, ROPE_EX_DMODEL = 8, ROPE_EX_DHEAD = 4 };
 typedef struct rope_example {
@@ -12,6 +14,7 @@ typedef struct rope_example {
     double wk[ROPE_EX_DMODEL * ROPE_EX_DHEAD];
     double wv[ROPE_EX_DMODEL * ROPE_EX_DHEAD];
 } rope_example;
+/* 1.1.1 The interface */
 /* chapter 1: attention without positions */
 uint64_t rope_splitmix64(uint64_t *state);
 double rope_uniform(uint64_t *state);
@@ -22,19 +25,23 @@ void rope_softmax_rows(double *s, int rows, int cols);
 int rope_tiny_attention(const double *x, int n, int d_model, int d,
                         const double *wq, const double *wk,
                         const double *wv, double *out);
+/* 1.2.1 Two sentences with the same words */
 extern const char *const rope_example_words[ROPE_EX_VOCAB];
 void rope_example_init(rope_example *ex, uint64_t seed);
 void rope_embed(const rope_example *ex, const int *tokens, int n,
                 double *x);
 void rope_permute_rows(const double *x, const int *perm, int n, int d,
                        double *out);
+/* 1.2.2 Running it */
 int rope_catdog(uint64_t seed, double out_a[3 * ROPE_EX_DHEAD],
                 double out_b[3 * ROPE_EX_DHEAD]);
+/* 1.3 Adding the integer position */
 void rope_add_integer_positions(double *x, int n, int d);
 double rope_normalized_position(int t, int n);
 void rope_add_normalized_positions(double *x, int n, int d);
 double rope_norm(const double *x, int d);
 double rope_cosine(const double *a, const double *b, int d);
+/* W1.2 The demonstrations */
 /* chapter 1's tables and their helpers (workshop W1) */
 enum { ROPE_BOOK_SEED = 2024 };
 void rope_print_catdog(FILE *out, int latex);
@@ -46,4 +53,5 @@ void rope_two_embeddings(double *a, double *b, int d, double sigma,
                          uint64_t seed);
 double rope_cosine_at_position(const double *a, const double *b, int d,
                                double t);
+/* 1.1.1 The interface */
 #endif

@@ -1,3 +1,4 @@
+/* 6.7 The ring over MPI */
 /* ring-mpi.c: ring attention over MPI (chapter 6). */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
@@ -12,6 +13,7 @@ typedef struct {
     float *qr, *kv[2], *ob, *lb;
     double *acc, *lacc;
 } ring_state;
+/* W6.1 The helpers of the ring */
 static int ring_check(const rope_attention_params *p,
                       rope_ring_layout layout, int n_ranks, int rank)
 {
@@ -149,6 +151,7 @@ const char *rope_ring_strerror(int code)
     }
     return "unknown error";
 }
+/* 6.7 The ring over MPI */
 int rope_ring_attention(float *out, const float *q, const float *k,
                         const float *v, const rope_attention_params *p,
                         rope_ring_layout layout, MPI_Comm comm,

@@ -1,3 +1,4 @@
+/* 6.6 Chunks, shards and the merge */
 /* ring.c: the MPI-free half of ring attention (chapter 6): layouts,
    shards, kinds of blocks, the merge and the cost model. */
 #include <math.h>
@@ -56,6 +57,7 @@ void rope_ring_merge(double *o, double *lse, const float *o_b,
         lse[r] = l;
     }
 }
+/* W6.2 Work and the cost model */
 double rope_ring_block_pairs(long n_q, long n_k, int kind)
 {
     if (kind == ROPE_RING_FULL)

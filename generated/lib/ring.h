@@ -1,3 +1,4 @@
+/* 6.5 The interface */
 /* ring.h: chapter 6: ring attention, the parts without MPI */
 #ifndef ROPE_RING_H
 #define ROPE_RING_H
@@ -15,12 +16,14 @@ typedef struct rope_ring_shard {
 } rope_ring_shard;
 
 enum { ROPE_RING_SKIP, ROPE_RING_DIAGONAL, ROPE_RING_FULL };
+/* W6.2 Work and the cost model */
 typedef struct rope_ring_model {
     double n; /* tokens of the sequence */
     int n_heads, n_kv_heads, head_dim;
     double flops_per_s; /* sigma: one rank's kernel speed */
     double bytes_per_s; /* beta: one link */
 } rope_ring_model;
+/* 6.5 The interface */
 int rope_ring_n_chunks(rope_ring_layout layout, int n_ranks);
 long rope_ring_chunk_start(long n, int n_chunks, int c);
 int rope_ring_shard_of(rope_ring_shard *s, rope_ring_layout layout,
@@ -31,10 +34,12 @@ void rope_ring_merge(double *o, double *lse, const float *o_b,
 double rope_ring_block_pairs(long n_q, long n_k, int kind);
 double rope_ring_rank_pairs(rope_ring_layout layout, int n_ranks,
                             int rank, long n, int causal);
+/* W6.2 Work and the cost model */
 double rope_ring_model_layer(const rope_ring_model *m, int n_ranks,
                              double *compute_s, double *comm_s);
 long rope_ring_model_min_block(const rope_ring_model *m);
 void rope_ring_shard_copy(float *shard, float *full,
                           const rope_ring_shard *s, long batch, long n,
                           size_t width, int to_full);
+/* 6.5 The interface */
 #endif

@@ -1,3 +1,4 @@
+/* 6.5 The interface */
 /* rope-ring.h: ring attention over MPI (chapter 6). */
 #ifndef ROPE_RING_MPI_H
 #define ROPE_RING_MPI_H

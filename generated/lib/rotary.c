@@ -1,3 +1,4 @@
+/* 3.5 The interface */
 /* rotary.c: rotary position embeddings, bit-compatible with MiniMind
    (model/model_minimind.py: precompute_freqs_cis,
    apply_rotary_pos_emb).
@@ -12,6 +13,7 @@
 #include <string.h>
 #include "rope.h"
 
+/* 3.6 The frequencies and the tables, as MiniMind computes them */
 void rope_default_inv_freq(float *inv_freq, int head_dim,
                            double rope_base)
 {
@@ -69,6 +71,7 @@ int rope_precompute_freqs_cis(float *freqs_cos, float *freqs_sin,
     free(inv_freq);
     return rc;
 }
+/* 3.7 Applying the rotation */
 void rope_rotate_half(const float *x, float *out, int head_dim)
 {
     int half = head_dim / 2;
@@ -132,6 +135,7 @@ double rope_angle(long t, float inv_freq, rope_precision precision)
         return (double)((float)t * inv_freq);
     return (double)t * (double)inv_freq;
 }
+/* 3.10 Long-term decay */
 double rope_decay_average(int head_dim, double rope_base, double r)
 {
     int half = head_dim / 2;
@@ -144,6 +148,7 @@ double rope_decay_average(int head_dim, double rope_base, double r)
     }
     return sum / half;
 }
+/* W3.1 NumPy files */
 static int npy_fail(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;

@@ -1,3 +1,4 @@
+/* 3.5 The interface */
 /* rotary.h: chapter 3: rotary position embeddings */
 #ifndef ROPE_ROTARY_H
 #define ROPE_ROTARY_H
@@ -26,6 +27,9 @@ void rope_apply_rotary_pos_emb(float *q, float *k,
         int batch, int seq_len, int n_heads, int n_kv_heads,
         int head_dim, long start_pos, rope_pairing pairing);
 void rope_pairing_permutation(int *perm, int head_dim);
+/* 3.7 Applying the rotation */
 double rope_angle(long t, float inv_freq, rope_precision precision);
+/* 3.10 Long-term decay */
 double rope_decay_average(int head_dim, double rope_base, double r);
+/* 3.5 The interface */
 #endif

@@ -1,3 +1,4 @@
+/* 4.2 The scaling interface */
 /* generated/lib/scaling.c: RoPE scaling for long contexts (chapter 4) */
 #include "rope.h"
 
@@ -8,12 +9,14 @@
 
 #define ROPE_PI 3.14159265358979323846
 
+/* 4.5 Dynamic NTK */
 static long dynamic_length(const rope_scaling *s)
 {
     return s->max_position_embeddings > 0
                ? s->max_position_embeddings
                : s->original_max_position_embeddings;
 }
+/* 4.6.1 The correction range */
 static int yarn_is_minimind(const rope_scaling *s)
 {
     return s->yarn_flavor == ROPE_YARN_MINIMIND;
@@ -47,6 +50,7 @@ static double yarn_beta_slow(const rope_scaling *s)
 {
     return s->beta_slow != 0 ? s->beta_slow : 1.0;
 }
+/* 4.6.3 The attention temperature */
 static double yarn_attention_factor(const rope_scaling *s)
 {
     double f = yarn_factor(s);
@@ -59,6 +63,7 @@ static double yarn_attention_factor(const rope_scaling *s)
                / rope_yarn_get_mscale(f, s->mscale_all_dim);
     return rope_yarn_get_mscale(f, 1.0);
 }
+/* 4.8 LongRoPE: one factor per pair */
 static double longrope_attention_factor(const rope_scaling *s)
 {
     double L = (double)original_length(s);
@@ -69,6 +74,7 @@ static double longrope_attention_factor(const rope_scaling *s)
         return s->attention_factor;
     return f <= 1.0 ? 1.0 : sqrt(1 + log(f) / log(L));
 }
+/* 4.1 Why RoPE does not extrapolate */
 /* number of pairs whose wavelength 2*pi/inv_freq[i] is <= length */
 int rope_count_full_turns(const float *inv_freq, int head_dim,
                           long length)
@@ -79,6 +85,7 @@ int rope_count_full_turns(const float *inv_freq, int head_dim,
             n++;
     return n;
 }
+/* 4.2 The scaling interface */
 void rope_scaling_defaults(rope_scaling *s)
 {
     memset(s, 0, sizeof *s);
@@ -86,17 +93,20 @@ void rope_scaling_defaults(rope_scaling *s)
     s->yarn_flavor = ROPE_YARN_HF;
     s->truncate = 1;
 }
+/* 4.4 NTK-aware scaling */
 double rope_ntk_aware_base(double rope_base, double factor,
                            int head_dim)
 {
     return rope_base
            * pow(factor, (double)head_dim / (double)(head_dim - 2));
 }
+/* 4.5 Dynamic NTK */
 double rope_dynamic_factor(double factor, long seq_len, long original)
 {
     double n = seq_len > original ? (double)seq_len : (double)original;
     return factor * n / (double)original - (factor - 1);
 }
+/* 4.6.1 The correction range */
 double rope_yarn_correction_dim(double num_rotations, int head_dim,
                                 double rope_base, long original)
 {
@@ -127,6 +137,7 @@ int rope_yarn_range(double *low, double *high, int head_dim,
     *high = hi;
     return ROPE_SCALING_OK;
 }
+/* 4.6.2 The ramp and the blend */
 int rope_yarn_ramp(float *ramp, int head_dim, double rope_base,
                    const rope_scaling *s)
 {
@@ -142,18 +153,21 @@ int rope_yarn_ramp(float *ramp, int head_dim, double rope_base,
     }
     return ROPE_SCALING_OK;
 }
+/* 4.6.3 The attention temperature */
 double rope_yarn_get_mscale(double scale, double mscale)
 {
     if (scale <= 1)
         return 1.0;
     return 0.1 * mscale * log(scale) + 1.0;
 }
+/* 4.6.4 MiniMind's YaRN, line by line, and Hugging Face's */
 double rope_yarn_clamp_threshold(int head_dim, double rope_base,
                                  double beta_slow)
 {
     return 2 * ROPE_PI * beta_slow
            * pow(rope_base, (double)(head_dim - 2) / head_dim);
 }
+/* 4.9 One function for every method */
 int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
                           int head_dim, double rope_base,
                           const rope_scaling *s)
@@ -172,11 +186,14 @@ int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
         rope_default_inv_freq(inv_freq, head_dim, rope_base);
         break;
     case ROPE_SCALING_LINEAR:
+        /* 4.3 Position interpolation */
         rope_default_inv_freq(inv_freq, head_dim, rope_base);
         for (int i = 0; i < half; i++)
             inv_freq[i] = inv_freq[i] / (float)s->factor;
+        /* 4.9 One function for every method */
         break;
     case ROPE_SCALING_DYNAMIC:
+        /* 4.5 Dynamic NTK */
         {
             long L = dynamic_length(s);
             double fac = rope_dynamic_factor(s->factor, s->seq_len, L);
@@ -184,8 +201,10 @@ int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
                 * pow(fac, (double)head_dim / (double)(head_dim - 2));
             rope_default_inv_freq(inv_freq, head_dim, base);
         }
+        /* 4.9 One function for every method */
         break;
     case ROPE_SCALING_YARN:
+        /* 4.6.2 The ramp and the blend */
         if (yarn_is_minimind(s)) {
             long end = s->max_position_embeddings > 0
                            ? s->max_position_embeddings : 32768;
@@ -217,8 +236,10 @@ int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
             }
         }
         *attention_factor = yarn_attention_factor(s);
+        /* 4.9 One function for every method */
         break;
     case ROPE_SCALING_LLAMA3:
+        /* 4.7 Llama 3.1: wavelength bands */
         {
             double L = (double)original_length(s);
             float low_wl = (float)(L / s->low_freq_factor);
@@ -235,8 +256,10 @@ int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
                 inv_freq[i] = medium ? blend : f;
             }
         }
+        /* 4.9 One function for every method */
         break;
     case ROPE_SCALING_LONGROPE:
+        /* 4.8 LongRoPE: one factor per pair */
         {
             long L = original_length(s);
             const double *ext = s->seq_len > L ? s->long_factor
@@ -248,12 +271,14 @@ int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
             }
             *attention_factor = longrope_attention_factor(s);
         }
+        /* 4.9 One function for every method */
         break;
     }
     if (!(*attention_factor > 0) || *attention_factor > FLT_MAX)
         return ROPE_SCALING_EATTENTION;
     return ROPE_SCALING_OK;
 }
+/* 4.9.1 Validation */
 int rope_scaling_check(const rope_scaling *s, int head_dim)
 {
     if (head_dim < 2 || head_dim % 2 != 0)
@@ -329,6 +354,7 @@ const char *rope_scaling_strerror(int err)
         return "unknown error";
     return msg[err];
 }
+/* 4.9.2 MiniMind's precompute_freqs_cis in full */
 int rope_precompute_freqs_cis_scaled(float *freqs_cos, float *freqs_sin,
                                      int head_dim, long end,
                                      double rope_base,

@@ -1,3 +1,4 @@
+/* 4.2 The scaling interface */
 /* scaling.h: chapter 4: RoPE scaling for long context */
 #ifndef ROPE_SCALING_H
 #define ROPE_SCALING_H
@@ -38,7 +39,9 @@ typedef enum {
     ROPE_SCALING_ELIST, ROPE_SCALING_EATTENTION,
     ROPE_SCALING_ETYPE
 } rope_scaling_error;
+/* W4.1 The command line */
 #define CLI_MAX_HALF 2048 /* longest factor list the CLI stores */
+/* 4.2 The scaling interface */
 void rope_scaling_defaults(rope_scaling *s);
 int rope_scaling_check(const rope_scaling *s, int head_dim);
 const char *rope_scaling_strerror(int err);

@@ -1,8 +1,10 @@
+/* 2.1.1 The interface */
 /* sinusoidal.c: chapter 2, the sinusoidal position encoding. */
 #include <math.h>
 #include <stdlib.h>
 #include "rope.h"
 
+/* 2.1.2 The implementation */
 int rope_pe_check(int d_model, double base)
 {
     if (d_model <= 0 || d_model % 2 != 0)
@@ -56,6 +58,7 @@ int rope_pe_table_float(float *pe, long seq_len, int d_model,
     }
     return ROPE_PE_OK;
 }
+/* 2.2 A shift is a rotation */
 void rope_pe_rotation(double m[4], double omega, long k)
 {
     double angle = omega * (double)k;
@@ -65,6 +68,7 @@ void rope_pe_rotation(double m[4], double omega, long k)
     m[2] = -s;
     m[3] = c;
 }
+/* 2.3 The dot product sees only the distance */
 double rope_pe_dot(long m, long n, int d_model, double base)
 {
     double sum = 0.0;
@@ -83,6 +87,7 @@ double rope_pe_offset_dot(long k, int d_model, double base)
         sum += cos((double)k * rope_pe_omega(i, d_model, base));
     return sum;
 }
+/* 2.4.2 The code */
 static void pe_matmul_transposed(const double *a, const double *b,
                               double *c, int n, int d)
 {
@@ -141,6 +146,7 @@ double rope_pe_rms(const double *a, size_t len)
         s += a[j] * a[j];
     return len > 0 ? sqrt(s / (double)len) : 0.0;
 }
+/* 2.5 Frequency bands */
 double rope_pe_wavelength(int i, int d_model, double base)
 {
     return 2.0 * ROPE_PE_PI / rope_pe_omega(i, d_model, base);
@@ -150,6 +156,7 @@ double rope_pe_half_turn(int i, int d_model, double base)
 {
     return ROPE_PE_PI / rope_pe_omega(i, d_model, base);
 }
+/* W2.4 The command line */
 int rope_pe_print_rows(FILE *out, const long *positions, size_t n,
                        int d_model, double base)
 {

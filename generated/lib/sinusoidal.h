@@ -1,3 +1,4 @@
+/* 2.1.1 The interface */
 /* sinusoidal.h: chapter 2: the sinusoidal position encoding */
 #ifndef ROPE_SINUSOIDAL_H
 #define ROPE_SINUSOIDAL_H
@@ -29,7 +30,9 @@ double rope_pe_wavelength(int i, int d_model, double base);
 double rope_pe_half_turn(int i, int d_model, double base);
 int rope_pe_print_rows(FILE *out, const long *positions, size_t n,
                        int d_model, double base);
+/* 2.4.2 The code */
 void rope_pe_draw_example(uint64_t seed, int n, int d_model, int d,
                           double *x, double *wq, double *wk);
 double rope_pe_rms(const double *a, size_t len);
+/* 2.1.1 The interface */
 #endif

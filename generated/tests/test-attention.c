@@ -1,3 +1,4 @@
+/* W5.10 Accuracy and the tests */
 /* test-attention.c: the claims of chapter 5. */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <dirent.h>
@@ -187,6 +188,7 @@ static uint64_t att_ck_run(int ci, rope_simd s, int bf16, int naive)
     free(q); free(k); free(v); free(o); free(lse); free(fc); free(fs);
     return h;
 }
+/* W5.13 The attention command */
 static void att_put_npy(const char *dir, const char *name,
                         const float *x, int ndim, const long *shape)
 {
@@ -240,6 +242,7 @@ static void att_make_bad_files(const char *dir)
     buf[0] = 'X';
     att_put_bytes(dir, "magic.npy", buf, n);
 }
+/* W5.14 Memory, overflow and progress of the command */
 static void att_put_qkv(const char *dir, const long *shape,
                         uint64_t seed)
 {
@@ -267,6 +270,7 @@ static int att_run_peak(char *const *argv, long *peak_kib)
     *peak_kib = ru.ru_maxrss;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+/* 5.3 The reference */
 START_TEST(test_attention_two_keys_closed_form)
 {
     float q[2] = {1, 0}, k[4] = {0, 0, 1, 0}, v[4] = {1, 2, -3, 5};
@@ -284,6 +288,7 @@ START_TEST(test_attention_two_keys_closed_form)
     }
 }
 END_TEST
+/* W5.3 The bfloat16 path */
 static uint32_t att_bits(uint64_t *st)
 {
     return (uint32_t)(rope_uniform(st) * 4294967296.0);
@@ -445,6 +450,7 @@ START_TEST(test_attention_bf16_threads_bit_identical)
         att_make(&a, s ? 1 : 400, s ? 1000 : 400, 8, 2, s ? 96 : 64, 5,
                  177 + s); /* 8 prefill items: enough for 4 threads */
         a.p.kv_dtype = ROPE_DTYPE_BF16;
+        /* W5.10 Accuracy and the tests */
         float *one = malloc(sizeof(float) * a.nq);
         float *many = malloc(sizeof(float) * a.nq);
         for (int pi = 0; pi < np; pi++) {
@@ -460,6 +466,7 @@ START_TEST(test_attention_bf16_threads_bit_identical)
             }
         }
         free(one); free(many);
+        /* W5.3 The bfloat16 path */
         att_free(&a);
     }
 }
@@ -475,6 +482,7 @@ START_TEST(test_attention_bf16_cache_and_bad_dtype)
     float *full = malloc(sizeof(float) * a.nq);
     float *viac = malloc(sizeof(float) * a.nq);
     ck_assert_int_eq(rope_attention(full, a.q, a.k, a.v, &a.p), 0);
+    /* W5.10 Accuracy and the tests */
     ck_assert_int_eq(rope_kv_cache_init(&c, 1, HKV, D, 0), 0);
     ck_assert_int_eq(rope_kv_cache_append(&c, a.k, a.v, 100, &a.p), 0);
     for (int j = 100; j < N; j++) {
@@ -483,6 +491,7 @@ START_TEST(test_attention_bf16_cache_and_bad_dtype)
                                               &a.p), 0);
     }
     ck_assert_int_eq(c.len, N);
+    /* W5.3 The bfloat16 path */
     ck_assert_int_eq(rope_attention_cached(viac, a.q, &c, &a.p), 0);
     ck_assert(!memcmp(full, viac, sizeof(float) * a.nq));
     rope_kv_cache_free(&c);
@@ -541,6 +550,7 @@ START_TEST(test_attention_bf16_kernel_choice)
     }
 }
 END_TEST
+/* W5.9 Measuring the machine */
 START_TEST(test_fma_load_share)
 {
     ck_assert_double_eq(rope_fma_load_share(ROPE_SIMD_SCALAR, 0.01), 0);
@@ -558,6 +568,7 @@ START_TEST(test_fma_load_share)
         ck_assert(rope_fma_round_flops(ROPE_SIMD_AVX2) > 0);
 }
 END_TEST
+/* W5.10 Accuracy and the tests */
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define ATT_SWEEP_MAX_LEN 257
 #else
@@ -1234,6 +1245,7 @@ START_TEST(test_attention_overflow_is_an_error)
     }
 }
 END_TEST
+/* W5.11 The benchmark */
 START_TEST(test_bench_median_and_disturbed)
 {
     double odd[5] = {5, 1, 4, 2, 3}, even[4] = {4, 1, 3, 2};
@@ -1332,6 +1344,7 @@ START_TEST(test_bench_steps_for)
     free(one);
 }
 END_TEST
+/* W5.13 The attention command */
 typedef struct {
     int b, n, nkv, h, hkv, d, causal, rope;
     long start;
@@ -1574,6 +1587,7 @@ START_TEST(test_attention_cli_full_disk_keeps_the_output)
     ck_assert_msg(rmdir(dir) == 0, "a temporary is left in %s", dir);
 }
 END_TEST
+/* W5.14 Memory, overflow and progress of the command */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define ATT_SANITIZED 1
 #else
@@ -1718,11 +1732,13 @@ START_TEST(test_attention_cli_progress_on_a_terminal)
 }
 END_TEST
 
+/* W5.10 Accuracy and the tests */
 Suite *attention_suite(void)
 {
     Suite *s = suite_create("chapter 5: attention");
     TCase *tc = tcase_create("attention");
     tcase_set_timeout(tc, 600);
+    /* W5.3 The bfloat16 path */
     tcase_add_test(tc, test_attention_bf16_amx_arithmetic);
     tcase_add_test(tc, test_attention_bf16_kernel_choice);
     tcase_add_test(tc, test_attention_bf16_emulation_is_exact);
@@ -1731,7 +1747,9 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_bf16_avx2_equals_portable);
     tcase_add_test(tc, test_attention_bf16_threads_bit_identical);
     tcase_add_test(tc, test_attention_bf16_cache_and_bad_dtype);
+    /* W5.9 Measuring the machine */
     tcase_add_test(tc, test_fma_load_share);
+    /* W5.10 Accuracy and the tests */
     tcase_add_test(tc, test_attention_outputs_unchanged);
     tcase_add_test(tc, test_attention_two_keys_closed_form);
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
@@ -1755,18 +1773,22 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_workspace_is_bounded);
     tcase_add_test(tc, test_attention_wide_groups);
     tcase_add_test(tc, test_attention_overflow_is_an_error);
+    /* W5.11 The benchmark */
     tcase_add_test(tc, test_bench_median_and_disturbed);
     tcase_add_test(tc, test_bench_keep);
     tcase_add_test(tc, test_bench_gate_and_verdicts);
     tcase_add_test(tc, test_bench_steps_for);
+    /* W5.13 The attention command */
     tcase_add_loop_test(tc, test_attention_cli_equals_the_library, 0,
                         N_ATT_CLI_CASES);
     tcase_add_loop_test(tc, test_attention_cli_bad_calls, 0, N_ATT_CLI_BAD);
     tcase_add_test(tc, test_attention_cli_full_disk_keeps_the_output);
+    /* W5.14 Memory, overflow and progress of the command */
     tcase_add_loop_test(tc, test_attention_cli_peak_memory, 0, 3);
     tcase_add_test(tc, test_attention_cli_out_of_memory);
     tcase_add_loop_test(tc, test_attention_cli_refuses_overflow, 0, 3);
     tcase_add_test(tc, test_attention_cli_progress_on_a_terminal);
+    /* W5.10 Accuracy and the tests */
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,3 +1,4 @@
+/* W7.2 The tests */
 /* test-evidence.c: the claims of chapter 7. */
 #include <float.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* W7.6 The code of the exercises */
 /* test-exercises-evidence.c: the tests of chapter 7's exercises. */
 #include <float.h>
 #include <math.h>

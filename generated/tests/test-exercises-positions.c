@@ -1,3 +1,4 @@
+/* W1.4 The exercise files */
 /* test-exercises-positions.c: the tests of chapter 1's exercises. */
 #include <math.h>
 #include <stdarg.h>

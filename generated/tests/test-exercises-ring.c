@@ -1,3 +1,4 @@
+/* W6.7 The code of the exercises */
 /* test-exercises-ring.c: the tests of chapter 6's exercises. */
 #include <math.h>
 #include <stdlib.h>

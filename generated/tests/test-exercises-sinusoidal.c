@@ -1,3 +1,4 @@
+/* W2.7 The code of the exercises */
 /* test-exercises-sinusoidal.c: the tests of chapter 2's exercises. */
 #include <float.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* The frame of the workshop / The test runner */
 /* test-main.c: runs the Check suites of every chapter, or of one. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,20 +9,29 @@ static const struct {
     Suite *(*make)(void);
 } suites[] = {
     /* {chapter, suite}, chapter by chapter */
+    /* W1.1 The tests of chapter 1 */
     {1, positions_suite},
     {1, exercises_positions_suite},
+    /* W2.5 The test suite */
     {2, sinusoidal_suite},
     {2, exercises_sinusoidal_suite},
+    /* W3.4 The tests */
     {3, rotary_suite},
     {3, exercises_rotary_suite},
+    /* W4.2 Checking the library against the references */
     {4, scaling_suite},
+    /* W4.4 The exercise code */
     {4, exercises_scaling_suite},
+    /* W5.10 Accuracy and the tests */
     {5, attention_suite},
     {5, exercises_attention_suite},
+    /* W6.5 The tests */
     {6, ring_suite},
     {6, exercises_ring_suite},
+    /* W7.2 The tests */
     {7, evidence_suite},
     {7, exercises_evidence_suite},
+    /* The frame of the workshop / The test runner */
     {0, NULL}
 };
 

@@ -1,9 +1,11 @@
+/* W1.1 The tests of chapter 1 */
 /* test-positions.c: the claims of chapter 1. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tests.h"
 
+/* W1.1.2 Tests of attention */
 #define EQ_TOL 1e-12
 
 START_TEST(test_softmax_rows_sum_to_one)
@@ -40,6 +42,7 @@ START_TEST(test_one_token_gets_its_value)
         ck_assert_double_eq_tol(out[j], v[j], EQ_TOL);
 }
 END_TEST
+/* 1.2 Attention does not see order */
 static void random_permutation(int *perm, int n, uint64_t *st)
 {
     for (int i = 0; i < n; i++) perm[i] = i;
@@ -73,6 +76,7 @@ START_TEST(test_attention_is_permutation_equivariant)
                 out[perm[i] * ROPE_EX_DHEAD + j], EQ_TOL);
 }
 END_TEST
+/* 1.2.2 Running it */
 START_TEST(test_cat_chases_dog_equals_dog_chases_cat)
 {
     double a[3 * ROPE_EX_DHEAD], b[3 * ROPE_EX_DHEAD];
@@ -90,6 +94,7 @@ START_TEST(test_cat_chases_dog_equals_dog_chases_cat)
     ck_assert(catdog > 1e-3);
 }
 END_TEST
+/* W1.1.2 Tests of attention */
 START_TEST(test_positions_break_the_symmetry)
 {
     static const int s1[3] = {0, 1, 2}, s2[3] = {2, 1, 0};
@@ -125,6 +130,7 @@ START_TEST(test_worked_example)
     ck_assert_double_eq_tol(out[3], 0.0, 1e-14);
 }
 END_TEST
+/* W1.1.3 Tests of positions */
 START_TEST(test_gaussian_has_unit_variance)
 {
     enum { N = 200000 };
@@ -215,6 +221,7 @@ START_TEST(test_add_normalized_positions)
             ck_assert_double_eq(x[t * D + j], t / 4.0);
 }
 END_TEST
+/* W1.1.4 Tests of the command line */
 static char *printed_by(void (*print)(FILE *, int))
 {
     char *buf = NULL;
@@ -267,12 +274,14 @@ START_TEST(test_cli_help_lists_demo)
 }
 END_TEST
 
+/* W1.1 The tests of chapter 1 */
 Suite *positions_suite(void)
 {
     Suite *s = suite_create("chapter 1: why positions");
     TCase *a = tcase_create("attention");
     TCase *p = tcase_create("positions");
     TCase *c = tcase_create("command line");
+    /* W1.1.4 Tests of the command line */
     tcase_add_loop_test(c, test_demo_prints_the_library_tables, 0, 3);
     tcase_add_loop_test(c, test_cli_usage_errors_are_one_line, 0, 4);
     tcase_add_test(c, test_cli_help_lists_demo);
@@ -290,6 +299,7 @@ Suite *positions_suite(void)
     tcase_add_loop_test(p, test_normalized_positions_are_bounded, 0, 4);
     tcase_add_test(p, test_normalized_step_depends_on_length);
     tcase_add_test(p, test_add_normalized_positions);
+    /* W1.1 The tests of chapter 1 */
     suite_add_tcase(s, a);
     suite_add_tcase(s, p);
     suite_add_tcase(s, c);

@@ -1,3 +1,4 @@
+/* W6.5 The tests */
 /* test-ring-mpi.c: ring attention against one process, run by
    mpirun (chapter 6). */
 #define _POSIX_C_SOURCE 200809L

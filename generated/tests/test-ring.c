@@ -1,3 +1,4 @@
+/* W6.5 The tests */
 /* test-ring.c: the claims of chapter 6. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>

@@ -1,3 +1,4 @@
+/* W3.4 The tests */
 /* test-rotary.c: the claims of chapter 3, checked. */
 #include <dirent.h>
 #include <math.h>
@@ -24,6 +25,7 @@ static float *golden_floats(const char *path, size_t expect)
     return f;
 }
 
+/* W3.4.5 NumPy files */
 static size_t make_npy(unsigned char *buf, int major,
                        const char *header, const float *x, size_t nx)
 {
@@ -53,6 +55,7 @@ static const char *npy_error(const unsigned char *buf, size_t n)
     ck_assert(strchr(err, '\n') == NULL); /* one line */
     return err;
 }
+/* W3.4.6 The command line */
 static float *cli_floats(const char *text, size_t expect)
 {
     float *v = malloc((expect > 0 ? expect : 1) * sizeof *v);
@@ -151,6 +154,7 @@ static void write_apply_files(const char *dir)
     b[n] = b[n + 1] = b[n + 2] = b[n + 3] = 0;
     write_bytes(dir, "long.npy", b, n + 4);
 }
+/* 3.3 The block-diagonal rotation */
 static void check_shift(int iteration, rope_precision prec, long range,
                         double tol_per_unit)
 {
@@ -189,6 +193,7 @@ START_TEST(test_shift_invariance_float_path)
                 4.0 * 2048 * ldexp(1.0, -24) + 1e-5);
 }
 END_TEST
+/* W3.4.1 Against MiniMind and Hugging Face */
 static void check_inv_freq_and_angles(int d, long end, const char *inv,
                                       const char *angles)
 {
@@ -357,6 +362,7 @@ START_TEST(test_apply_matches_hugging_face)
     free(v);
 }
 END_TEST
+/* W3.4.2 The algebra */
 START_TEST(test_pair_encoding_is_the_complex_product)
 {
     float q[2], k[2];
@@ -579,6 +585,7 @@ START_TEST(test_rotating_the_hidden_state_breaks_relativity)
     ck_assert_double_lt(worst_right, 1e-5);
 }
 END_TEST
+/* W3.4.3 The interface, at long range and with bad arguments */
 START_TEST(test_start_pos_and_heads_use_the_right_rows)
 {
     enum { D = 16, END = 300, S0 = 250, L = 7 };
@@ -676,6 +683,7 @@ START_TEST(test_bad_arguments_are_refused)
                          1.0, ROPE_PRECISION_FLOAT), 0);
 }
 END_TEST
+/* W3.4.4 Long-term decay */
 START_TEST(test_decay_matches_the_roformer_values)
 {
     size_t n;
@@ -738,6 +746,7 @@ START_TEST(test_summation_by_parts_and_the_bound)
         }
 }
 END_TEST
+/* W3.4.5 NumPy files */
 #define NPY_GOOD "{'descr': '<f4', 'fortran_order': False, " \
              "'shape': (2, 3), }"
 static const float npy_six[6] = {1, -2, 3.5f, 1e-30f, -0.0f, 7};
@@ -830,6 +839,7 @@ START_TEST(test_npy_write_then_read_round_trip)
     ck_assert(strstr(err, path) != NULL);
 }
 END_TEST
+/* W3.4.6 The command line */
 static char *freqs_output(const char *args, int lines)
 {
     cli_result r = cli_run(args);
@@ -1238,11 +1248,13 @@ START_TEST(test_cli_command_help_succeeds)
 }
 END_TEST
 
+/* W3.4 The tests */
 Suite *rotary_suite(void)
 {
     Suite *s = suite_create("chapter 3: rotary embeddings");
     TCase *tc = tcase_create("rotary");
     tcase_set_timeout(tc, 60);
+    /* W3.4.1 Against MiniMind and Hugging Face */
     tcase_add_test(tc, test_inv_freq_and_angles_match_minimind);
     tcase_add_test(tc, test_cos_sin_within_one_ulp_of_minimind);
     tcase_add_test(tc, test_rotate_half_matches_minimind);
@@ -1250,7 +1262,9 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_apply_with_own_tables_within_tolerance);
     tcase_add_test(tc, test_cos_sin_match_hugging_face);
     tcase_add_test(tc, test_apply_matches_hugging_face);
+    /* W3.4.2 The algebra */
     tcase_add_test(tc, test_pair_encoding_is_the_complex_product);
+    /* W3.4.3 The interface, at long range and with bad arguments */
     tcase_add_loop_test(tc, test_shift_invariance_double_path, 0, 40);
     tcase_add_loop_test(tc, test_shift_invariance_float_path, 0, 40);
     tcase_add_test(tc, test_unit_pair_gives_cosine_of_distance);
@@ -1264,12 +1278,15 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_attention_factor_scales_every_entry);
     tcase_add_test(tc, test_rotation_far_from_the_start);
     tcase_add_test(tc, test_bad_arguments_are_refused);
+    /* W3.4.4 Long-term decay */
     tcase_add_test(tc, test_decay_matches_the_roformer_values);
     tcase_add_test(tc, test_decay_at_distance_zero);
     tcase_add_test(tc, test_summation_by_parts_and_the_bound);
+    /* W3.4.5 NumPy files */
     tcase_add_test(tc, test_npy_reads_versions_1_and_2);
     tcase_add_test(tc, test_npy_refuses_malformed_files);
     tcase_add_test(tc, test_npy_write_then_read_round_trip);
+    /* W3.4.6 The command line */
     tcase_add_loop_test(tc, test_cli_failed_run_leaves_outputs_unchanged,
                         0, 2);
     tcase_add_test(tc, test_cli_failed_second_rename_restores_the_first);
@@ -1283,6 +1300,7 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_cli_apply_on_minimind_inputs);
     tcase_add_loop_test(tc, test_cli_rejects_bad_calls, 0,
                         (int)N_CLI_BAD_CALLS);
+    /* W3.4 The tests */
     suite_add_tcase(s, tc);
     return s;
 }

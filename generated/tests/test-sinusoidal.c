@@ -1,3 +1,4 @@
+/* W2.5 The test suite */
 /* test-sinusoidal.c: the claims of chapter 2. */
 #include <float.h>
 #include <math.h>
@@ -5,6 +6,7 @@
 #include <string.h>
 #include "tests.h"
 
+/* W2.1 The tests of the tables */
 START_TEST(test_pe_matches_reference_table)
 {
     const char *path = "tests/golden/hf/cos_sin_default_theta1e4.txt";
@@ -148,6 +150,7 @@ START_TEST(test_pe_rejects_bad_arguments)
                      ROPE_PE_EDMODEL);
 }
 END_TEST
+/* 2.2 A shift is a rotation */
 static const long pe_grid_t[] = {0, 1, 2, 7, 100, 1000, 4095, 32767,
                                  1000000};
 static const long pe_grid_k[] = {-1000, -7, -1, 0, 1, 2, 5, 17, 100,
@@ -176,6 +179,7 @@ START_TEST(test_shift_is_rotation)
     }
 }
 END_TEST
+/* W2.2 The tests of the rotation and of the dot product */
 START_TEST(test_rotation_is_orthogonal)
 {
     double m[4];
@@ -206,6 +210,7 @@ START_TEST(test_rotation_has_determinant_one)
         }
 }
 END_TEST
+/* 2.3 The dot product sees only the distance */
 static double pe_dot_tol(long m, long n, int d)
 {
     return d / 2 * DBL_EPSILON * (2.0 * (labs(m) + labs(n)) + 8.0 + d);
@@ -221,6 +226,7 @@ START_TEST(test_dot_depends_on_offset_only)
                                     pe_dot_tol(m, n, D));
 }
 END_TEST
+/* W2.2 The tests of the rotation and of the dot product */
 START_TEST(test_dot_is_even_with_peak_at_zero)
 {
     enum { D = 64 };
@@ -233,6 +239,7 @@ START_TEST(test_dot_is_even_with_peak_at_zero)
     }
 }
 END_TEST
+/* 2.4.2 The code */
 START_TEST(test_learned_projections_see_absolute_positions)
 {
     enum { N = 16, DM = 16, D = 16, NN = N * N };
@@ -254,6 +261,7 @@ START_TEST(test_learned_projections_see_absolute_positions)
     ck_assert(sqrt(cross / NN) > rope_pe_rms(terms, NN) / 3);
 }
 END_TEST
+/* W2.3 The tests of the four terms and of the bands */
 START_TEST(test_four_terms_sum_to_score)
 {
     enum { N = 16, DM = 16, D = 8, NN = N * N };
@@ -340,6 +348,7 @@ START_TEST(test_half_turn_reverses_the_pair)
     }
 }
 END_TEST
+/* W2.4 The command line */
 START_TEST(test_print_rows_matches_formula)
 {
     static const long pos[3] = {0, 1, 50};
@@ -412,6 +421,7 @@ START_TEST(test_cli_pe_rejects_bad_arguments)
 }
 END_TEST
 
+/* W2.5 The test suite */
 Suite *sinusoidal_suite(void)
 {
     Suite *s = suite_create("chapter 2: sinusoidal encoding");

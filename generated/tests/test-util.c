@@ -1,3 +1,4 @@
+/* The frame of the workshop / The test runner */
 /* test-util.c: readers of golden files, float comparisons, and a
    runner of the command-line program. */
 #include <sys/wait.h>
@@ -159,6 +160,7 @@ void ex_check_long(const ex_info *ex, long got, long want,
     ex_fail(ex, "%s expected %ld, got %ld", what, want, got);
 }
 /* shared test helpers, chapter by chapter */
+/* W3.4 The tests */
 void randfill(float *x, size_t n, unsigned seed)
 {
     unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1u);
@@ -175,6 +177,7 @@ double dot64(const float *a, const float *b, int n)
         sum += (double)a[i] * (double)b[i];
     return sum;
 }
+/* W3.4.2 The algebra */
 void rotate_to(float *x, int d, double base, long m,
                rope_precision prec, rope_pairing pairing)
 {

@@ -1,3 +1,4 @@
+/* The frame of the workshop / The test runner */
 /* tests.h: what the test files share. */
 #ifndef ROPE_TESTS_H
 #define ROPE_TESTS_H
@@ -31,23 +32,32 @@ void ex_check_double(const ex_info *ex, double got, double want,
 void ex_check_long(const ex_info *ex, long got, long want,
                    const char *fmt, ...);
 /* suites, chapter by chapter */
+/* W1.1 The tests of chapter 1 */
 Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);
+/* W2.5 The test suite */
 Suite *sinusoidal_suite(void);
 Suite *exercises_sinusoidal_suite(void);
+/* W3.4 The tests */
 Suite *rotary_suite(void);
 Suite *exercises_rotary_suite(void);
 void randfill(float *x, size_t n, unsigned seed);
 double dot64(const float *a, const float *b, int n);
 void rotate_to(float *x, int d, double base, long m,
                rope_precision prec, rope_pairing pairing);
+/* W4.2 Checking the library against the references */
 Suite *scaling_suite(void);
+/* W4.4 The exercise code */
 Suite *exercises_scaling_suite(void);
 double scaling_golden_header_value(const char *path, const char *key);
+/* W5.10 Accuracy and the tests */
 Suite *attention_suite(void);
 Suite *exercises_attention_suite(void);
+/* W6.5 The tests */
 Suite *ring_suite(void);
 Suite *exercises_ring_suite(void);
+/* W7.2 The tests */
 Suite *evidence_suite(void);
 Suite *exercises_evidence_suite(void);
+/* The frame of the workshop / The test runner */
 #endif

@@ -65,7 +65,8 @@ EXTRA_ROOTS_5 := generated/bench/bench-attention.c \
   generated/bench/record.c generated/bench/record.h \
   generated/bench/record-attention.c \
   generated/lib/attention-kernels.h generated/lib/attention-tune.h \
-  generated/lib/attention-simd.c generated/lib/attention-bf16.c
+  generated/lib/attention-simd.c generated/lib/attention-bf16.c \
+  generated/lib/attention-naive.c
 
 EXTRA_ROOTS_6 := generated/lib/rope-ring.h generated/lib/ring-mpi.c \
   generated/bench/record-ring.c \
@@ -120,8 +121,9 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 HEADERS := $(addprefix $(T)/,$(notdir $(filter %.h,$(ROOTS))))
-# Chapter 5's kernel is three files (attention.c and its two speed paths).
-LIB_EXTRA := $(if $(filter attention,$(NAMES)),attention-simd attention-bf16)
+# Chapter 5's kernel: attention.c, its reference and its two speed paths.
+LIB_EXTRA := $(if $(filter attention,$(NAMES)),attention-naive attention-simd \
+  attention-bf16)
 LIB_OBJS := $(foreach m,$(NAMES) $(LIB_EXTRA),$(B)/obj/$m.o)
 CLI_OBJS := $(B)/obj/rope-cli.o $(B)/obj/cli-util.o \
   $(foreach m,$(NAMES),$(B)/obj/cli-$m.o)

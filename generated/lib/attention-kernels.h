@@ -116,6 +116,7 @@ ATT_HIDDEN void att_rotate_row(float *restrict out,
                                const float *restrict c,
                                const float *restrict s, int d,
                                rope_pairing pr);
+ATT_HIDDEN int att_check(const rope_attention_params *p);
 ATT_HIDDEN void att_simd_kernels(rope_simd s, att_kernels *k);
 ATT_HIDDEN const char *att_env_bf16(void);
 ATT_HIDDEN extern att_tuning att_tune;

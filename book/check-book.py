@@ -74,9 +74,9 @@ def contents_entries():
     toc = pdftotext("-layout", "-l", "20")
     entries = []
     for line in toc.splitlines():
-        m = re.match(r"^\s*(Part [IVX]+|W?\d+|[A-H])?\s*([A-Z][^.]*?)[\s.]+(\d+)\s*$",
+        m = re.match(r"^\s*(Part [IVX]+|W?\d+[a-z]?|[A-H])?\s*([A-Z][^.]*?)[\s.]+(\d+)\s*$",
                      line)
-        if not m or re.match(r"^\s*W?\d+\.\d", line):
+        if not m or re.match(r"^\s*W?\d+[a-z]?\.\d", line):
             continue
         entries.append((m.group(1) or "", m.group(2).strip(), int(m.group(3))))
         if m.group(2).strip().startswith("Index of concepts"):
@@ -90,7 +90,9 @@ def check_contents(entries):
     if ok:
         i, ii = labels.index("Part I"), labels.index("Part II")
         part1 = [x for x in labels[i + 1:ii] if x.isdigit()]
-        part2 = [x for x in labels[ii + 1:] if x.startswith("W")]
+        # a Part I chapter may have more than one workshop: W5, W5b, W5c
+        part2 = [x for x in labels[ii + 1:]
+                 if x.startswith("W") and not x[-1].isalpha()]
         after = [x for x in labels[ii + 1:] if re.fullmatch(r"[A-H]", x)]
         ok = (part1 == [str(n) for n in range(1, len(part1) + 1)]
               and len(part1) >= 5
@@ -186,7 +188,7 @@ def check_section_names(toc_text):
             if line.strip() and "Contents" not in line:
                 held += line + " "             # a title on two lines
             continue
-        m = re.match(r"^\s*(?:(W?\d+(?:\.\d+)*|[A-H](?:\.\d+)*)\s+)?(.*?)[\s.]+(\d+|[ivxl]+)\s*$",
+        m = re.match(r"^\s*(?:(W?\d+[a-z]?(?:\.\d+)*|[A-H](?:\.\d+)*)\s+)?(.*?)[\s.]+(\d+|[ivxl]+)\s*$",
                      held + line)
         held = ""
         if m.group(1):
@@ -203,7 +205,7 @@ def check_section_names(toc_text):
         for i in sorted(added):
             m = SECTION_COMMENT.fullmatch(code[i])
             first = (m.group(1) or m.group(2)).split(" / ")[0]
-            n = re.match(r"(W?\d+(?:\.\d+)*|[A-H](?:\.\d+)*) (.*)", first)
+            n = re.match(r"(W?\d+[a-z]?(?:\.\d+)*|[A-H](?:\.\d+)*) (.*)", first)
             count += 1
             if n and numbered.get(n.group(1)) != key(n.group(2)) \
                     or not n and key(first) not in titles:

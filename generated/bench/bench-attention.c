@@ -1,4 +1,4 @@
-/* W5.11 The benchmark */
+/* W5c.2 The benchmark */
 /* bench-attention.c: make bench, the measurements of chapter 5. */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>

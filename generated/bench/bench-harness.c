@@ -1,4 +1,4 @@
-/* W5.11 The benchmark */
+/* W5c.2 The benchmark */
 /* bench-harness.c: timing, rows and the memory check of chapter 5. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* W5.11 The benchmark */
+/* W5c.2 The benchmark */
 /* bench-harness.h: the benchmark harness of chapter 5, shared by
    make bench, the book-data writer and the tests. */
 #ifndef ROPE_BENCH_HARNESS_H
@@ -56,9 +56,9 @@ enum { BENCH_STEPS_MAX = 64 }; /* calls per timed sample, at most */
 typedef enum {
     BENCH_MET, BENCH_NOT_MET, BENCH_NOT_MEASURED
 } bench_verdict;
-/* W5.12 The numbers of chapter 5 */
+/* W5c.3 The numbers of chapter 5 */
 #define BOOK_NOISE_SPREAD 0.5 /* [min, max] wider: noise */
-/* W5.11 The benchmark */
+/* W5c.2 The benchmark */
 void bench_env(const char *name, const char *value);
 double bench_now(void);
 double bench_cpu_now(void);

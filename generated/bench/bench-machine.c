@@ -1,4 +1,4 @@
-/* W5.9 Measuring the machine */
+/* W5c.1 Measuring the machine */
 /* bench-machine.c: the peak and bandwidth of the machine, and the
    rates and arithmetic of its bfloat16 instructions */
 #define _POSIX_C_SOURCE 200809L
@@ -16,7 +16,7 @@ static double att_now(void)
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
-/* W5.3 The bfloat16 path */
+/* W5b.1 The bfloat16 path */
 static double att_amx_rand(uint64_t *st)
 {
     *st = *st * 6364136223846793005ull + 1442695040888963407ull;
@@ -168,7 +168,7 @@ double rope_bf16_amx_peak(double seconds)
     return 0;
 #endif
 }
-/* W5.9 Measuring the machine */
+/* W5c.1 Measuring the machine */
 #if ATT_X86
 static T512 float att_fma_chains_512(long iters, float seed)
 {

@@ -1,4 +1,4 @@
-/* W5.9 Measuring the machine */
+/* W5c.1 Measuring the machine */
 /* bench-machine.h: measurements of the machine (the peak of its FMA
    units, its memory bandwidth, its bfloat16 instructions) */
 #ifndef ROPE_BENCH_MACHINE_H
@@ -7,13 +7,13 @@
 #include "attention.h"
 double rope_fma_peak(rope_simd s, int n_threads, double seconds);
 double rope_triad_bandwidth(double seconds);
-/* W5.3 The bfloat16 path */
+/* W5b.1 The bfloat16 path */
 double rope_bf16_amx_peak(double seconds);
 double rope_bf16_amx_error(long lanes, uint64_t seed);
 int rope_bf16_amx_probe(int which, double *got, double *want,
                         double *mag);
 double rope_bf16_dot_peak(double seconds);
-/* W5.9 Measuring the machine */
+/* W5c.1 Measuring the machine */
 double rope_fma_round_flops(rope_simd s); /* one round, one thread */
 double rope_fma_load_share(rope_simd s, double seconds);
 #endif

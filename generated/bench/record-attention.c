@@ -1,4 +1,4 @@
-/* W5.12 The numbers of chapter 5 */
+/* W5c.3 The numbers of chapter 5 */
 /* record-attention.c: the measurements of chapter 5, for
    make bench RECORD=1 */
 #define _POSIX_C_SOURCE 200809L
@@ -12,7 +12,7 @@
 #include "bench-harness.h"
 #include "record.h"
 
-/* W5.3 The bfloat16 path */
+/* W5b.1 The bfloat16 path */
 static void att_book_pow2(char *out, size_t n, double s, double x)
 {
     double d = x - s;
@@ -57,7 +57,7 @@ static double att_book_median3(const double *x)
     double a = x[0], b = x[1], c = x[2];
     return fmax(fmin(a, b), fmin(fmax(a, b), c));
 }
-/* W5.12 The numbers of chapter 5 */
+/* W5c.3 The numbers of chapter 5 */
 static double att_book_pct(const bench_row *r, double p1, double p2)
 {
     return 100 * r->gflop / r->med / (r->threads == 1 ? p1 : p2);
@@ -439,7 +439,7 @@ int record_attention(const char *dir)
            exp_err / pow(10, floor(log10(exp_err))),
            (int)floor(log10(exp_err)));
     bd_def(f, "attention-exp2-ulps", "%.1f", exp_err / ldexp(1.0, -24));
-    /* W5.3 The bfloat16 path */
+    /* W5b.1 The bfloat16 path */
     fprintf(stderr, "record: attention: bfloat16\n");
     {
         double fma1 = 0, dot1 = 0; /* alternately, the best of three */
@@ -628,7 +628,7 @@ int record_attention(const char *dir)
         bd_def(f, "attention-tune-spin-decode", "%.2f",
                bench_median(ratio, BOOK_TUNE_PAIRS));
     }
-    /* W5.12 The numbers of chapter 5 */
+    /* W5c.3 The numbers of chapter 5 */
     bd_close(f);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* W5.12.1 Recording the measurements */
+/* W5c.3.1 Recording the measurements */
 /* record.c: make bench RECORD=1 runs "record DIR COMMIT": the
    measurements that the book prints, with their provenance */
 #define _POSIX_C_SOURCE 200809L
@@ -16,7 +16,7 @@ static const struct {
     {"attention", record_attention},
     /* W6.6 The numbers of chapter 6 */
     {"ring", record_ring},
-    /* W5.12.1 Recording the measurements */
+    /* W5c.3.1 Recording the measurements */
     {NULL, NULL}
 };
 

@@ -1,4 +1,4 @@
-/* W5.12.1 Recording the measurements */
+/* W5c.3.1 Recording the measurements */
 /* record.h: the recorders of the book's measurements */
 #ifndef ROPE_RECORD_H
 #define ROPE_RECORD_H
@@ -6,5 +6,5 @@ int record_attention(const char *dir);
 /* recorders of the later chapters */
 /* W6.6 The numbers of chapter 6 */
 int record_ring(const char *dir);
-/* W5.12.1 Recording the measurements */
+/* W5c.3.1 Recording the measurements */
 #endif

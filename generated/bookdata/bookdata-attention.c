@@ -1,4 +1,4 @@
-/* W5.12 The numbers of chapter 5 */
+/* W5c.3 The numbers of chapter 5 */
 /* bookdata-attention.c: the computed numbers of chapter 5; its
    measurements are recorded by make bench RECORD=1. */
 #define _POSIX_C_SOURCE 200809L

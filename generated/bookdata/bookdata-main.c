@@ -16,7 +16,7 @@ static const struct {
     {"rotary", bookdata_rotary},
     /* W4.3 Numbers and figures for the prose */
     {"scaling", bookdata_scaling},
-    /* W5.12 The numbers of chapter 5 */
+    /* W5c.3 The numbers of chapter 5 */
     {"attention", bookdata_attention},
     /* W6.6 The numbers of chapter 6 */
     {"ring", bookdata_ring},

@@ -20,7 +20,7 @@ int bookdata_sinusoidal(const char *dir);
 int bookdata_rotary(const char *dir);
 /* W4.3 Numbers and figures for the prose */
 int bookdata_scaling(const char *dir);
-/* W5.12 The numbers of chapter 5 */
+/* W5c.3 The numbers of chapter 5 */
 int bookdata_attention(const char *dir);
 /* W6.6 The numbers of chapter 6 */
 int bookdata_ring(const char *dir);

@@ -358,7 +358,8 @@ class Book:
                    r"makeatletter|makeatother|nocite\{[^}]*\}|"
                    r"bibliographystyle\{[^}]*\}|bibliography\{[^}]*\}|"
                    r"printindex|nowebchunks|nowebindex|backmatter|"
-                   r"frontmatter|mainmatter|appendix|workshopchapters|"
+                   r"frontmatter|mainmatter|appendix|workshopchaptersresume|"
+                   r"workshopchapters|workshopsubchapter\{[a-z]\}|"
                    r"renewcommand\{\\indexname\}\{[^}]*\})(?![a-zA-Z])", "", t)
         t = re.sub(r"\\S(?![a-zA-Z])", lambda m: token("&#xA7;"), t)
         return t
@@ -583,7 +584,7 @@ def split_pages(body):
     """Cut the book at its \\chapter commands; number them as LaTeX does."""
     pat = re.compile(r"\\(part|chapter)(\*?)\{")
     pages, parts = [], []
-    mode, n, pos, last = "front", 0, 0, None
+    mode, n, pos, last, sub = "front", 0, 0, None, ""
     events = list(pat.finditer(body))
     pieces = []
     for m in events:
@@ -594,7 +595,11 @@ def split_pages(body):
         if last is not None: last["tex"] += before
         switch = before
         if "\\mainmatter" in switch: mode, n = "arabic", 0
-        if "\\workshopchapters" in switch: mode, n = "W", 0
+        if re.search(r"\\workshopchapters(?![a-zA-Z])", switch):
+            mode, n = "W", 0
+        subm = re.search(r"\\workshopsubchapter\{([a-z])\}", switch)
+        if subm: n, sub = n - 1, subm.group(1)
+        if "\\workshopchaptersresume" in switch: sub = ""
         if "\\appendix" in switch: mode, n = "appendix", 0
         if "\\backmatter" in switch: mode = "back"
         if m.group(1) == "part":
@@ -609,8 +614,8 @@ def split_pages(body):
             if mode == "arabic":
                 num, fname, label = str(n), "chapter-%d" % n, "Chapter %d" % n
             elif mode == "W":
-                num, fname = "W%d" % n, "workshop-%d" % n
-                label = "Chapter W%d" % n
+                num, fname = "W%d%s" % (n, sub), "workshop-%d%s" % (n, sub)
+                label = "Chapter W%d%s" % (n, sub)
             else:
                 num = chr(ord("A") + n - 1)
                 fname, label = "appendix-%s" % num.lower(), "Appendix %s" % num

@@ -27,7 +27,7 @@
 #define T256 __attribute__((target("avx2,fma")))
 #define TBF16 __attribute__((target("avx512f,avx512bf16")))
 #define ATT_INLINE __attribute__((always_inline)) inline
-/* W5.3 The bfloat16 path */
+/* W5b.1 The bfloat16 path */
 #if defined(__linux__)
 #define ATT_AMX 1
 #else
@@ -98,7 +98,7 @@ typedef struct {
     int M, d; /* the shape it was made for */
     float *part; /* the caller's decode partial states */
     size_t part_n;
-    /* W5.3 The bfloat16 path */
+    /* W5b.1 The bfloat16 path */
     uint16_t *Q16, *Kt16, *Vt16, *P16; /* bf16 operands */
     float *Kw, *Vw; /* the AVX2 emulation's widened tiles */
     int e16q[ATT_IB], e16k, e16v; /* their smallest exponents */
@@ -120,7 +120,7 @@ ATT_HIDDEN int att_check(const rope_attention_params *p);
 ATT_HIDDEN void att_simd_kernels(rope_simd s, att_kernels *k);
 ATT_HIDDEN const char *att_env_bf16(void);
 ATT_HIDDEN extern att_tuning att_tune;
-/* W5.3 The bfloat16 path */
+/* W5b.1 The bfloat16 path */
 ATT_HIDDEN void att_plan_bf16(att_job *J, const rope_attention_params *p);
 ATT_HIDDEN void att_round_q_bf16(att_job *J, att_ws *w, int nb);
 ATT_HIDDEN void att_pack_tile_bf16(att_job *J, att_ws *w);

@@ -52,7 +52,7 @@ int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
                    x + t * head_dim, len);
     return 0;
 }
-/* W5.4 Defaults and checks of a call */
+/* W5.3 Defaults and checks of a call */
 void rope_attention_defaults(rope_attention_params *p)
 {
     memset(p, 0, sizeof *p);
@@ -83,7 +83,7 @@ ATT_HIDDEN int att_check(const rope_attention_params *p)
         return 1;
     return 0;
 }
-/* W5.8 The key/value cache */
+/* W5.7 The key/value cache */
 static void att_cache_tile(const rope_kv_cache *c, int t, long bg,
                            const float **kt, const float **vt)
 {
@@ -164,7 +164,7 @@ static att_kernels att_pick(rope_simd s)
     if (!att_tune.step) k.st = NULL;
     return k;
 }
-/* W5.5 The workspace of a call */
+/* W5.4 The workspace of a call */
 static atomic_long att_nallocs;
 static void *att_alloc(size_t bytes)
 {
@@ -194,7 +194,7 @@ static int att_ws_init(att_ws *w, const att_job *J)
     w->Vt = att_alloc(tile);
     if (w->Kt) memset(w->Kt, 0, tile); /* the padding stays zero */
     if (w->Vt) memset(w->Vt, 0, tile);
-    /* W5.3 The bfloat16 path */
+    /* W5b.1 The bfloat16 path */
     w->Q16 = att_alloc(sizeof(uint16_t) * G * M * dp);
     w->Kt16 = att_alloc(sizeof(uint16_t) * dp * ATT_BK);
     w->Vt16 = att_alloc(sizeof(uint16_t) * dp * ATT_BK);
@@ -202,7 +202,7 @@ static int att_ws_init(att_ws *w, const att_job *J)
     w->lsave = att_alloc(sizeof(float) * M);
     w->Kw = att_alloc(sizeof(float) * dp * ATT_BK);
     w->Vw = att_alloc(sizeof(float) * dp * ATT_BK);
-    /* W5.5 The workspace of a call */
+    /* W5.4 The workspace of a call */
     return w->Q && w->U && w->S && w->m && w->l && w->alpha
            && w->tmp && w->nvalid && w->Kt && w->Vt
            && w->Q16 && w->Kt16 && w->Vt16 && w->P16 && w->lsave
@@ -217,12 +217,12 @@ static void att_ws_free(att_ws *w)
     w->Q = w->U = w->S = w->m = w->l = w->alpha = w->tmp = NULL;
     w->Kt = w->Vt = NULL;
     w->nvalid = NULL;
-    /* W5.3 The bfloat16 path */
+    /* W5b.1 The bfloat16 path */
     free(w->Q16); free(w->Kt16); free(w->Vt16); free(w->P16); free(w->lsave);
     free(w->Kw); free(w->Vw);
     w->Q16 = w->Kt16 = w->Vt16 = w->P16 = NULL;
     w->lsave = w->Kw = w->Vw = NULL;
-    /* W5.5 The workspace of a call */
+    /* W5.4 The workspace of a call */
     w->M = w->d = 0;
 }
 static pthread_key_t att_ws_key;
@@ -267,10 +267,10 @@ static float *att_part_get(const att_job *J, size_t n)
 static size_t att_ws_floats(const att_job *J)
 {
     size_t M = (size_t)J->M, dp = (size_t)J->dp;
-    /* W5.3 The bfloat16 path */
+    /* W5b.1 The bfloat16 path */
     size_t bf16 = (ATT_IB * M * dp + 2 * dp * ATT_BK + M * ATT_BK) / 2 + M
                   + 2 * dp * ATT_BK + 7 * 16;
-    /* W5.5 The workspace of a call */
+    /* W5.4 The workspace of a call */
     return ATT_IB * M * (2 * dp + 2) + M * (ATT_BK + 2) + dp
            + 2 * ATT_BK * dp + 10 * 16 + bf16;
 }
@@ -445,7 +445,7 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
     if (bad) atomic_store(&J->bad, 1);
 }
 static void att_store_partial(att_job *J, att_ws *w, long it);
-/* W5.6 The packing pass */
+/* W5.5 The packing pass */
 static void att_run_pass(att_job *J, int pass, long n_items);
 static size_t att_pack_floats(const att_job *J)
 {
@@ -549,7 +549,7 @@ static void *att_worker(void *arg)
     return NULL;
 }
 #define ATT_MAX_THREADS 256
-/* W5.7 The thread pool */
+/* W5.6 The thread pool */
 #define ATT_SPIN_NS ROPE_ATTENTION_SPIN_NS
 static struct {
     pthread_mutex_t mu, busy;
@@ -841,7 +841,7 @@ int rope_attention_cached(float *out, const float *q,
     pc.keys_rotated = 1;
     return att_call(out, q, NULL, NULL, c, &pc);
 }
-/* W5.5 The workspace of a call */
+/* W5.4 The workspace of a call */
 size_t rope_attention_workspace_bytes(const rope_attention_params *p)
 {
     if (att_check(p)) return 0;
@@ -856,7 +856,7 @@ size_t rope_attention_workspace_bytes(const rope_attention_params *p)
         fl += (size_t)units * J.nsplit * J.M * ((size_t)J.dp + 2);
     return fl * sizeof(float);
 }
-/* W5.8 The key/value cache */
+/* W5.7 The key/value cache */
 static int att_cache_grow(rope_kv_cache *c, long need)
 {
     if (need <= c->cap) return 0;
@@ -928,7 +928,7 @@ int rope_kv_cache_append(rope_kv_cache *c, const float *k,
     c->len += n;
     return 0;
 }
-/* W5.9 Measuring the machine */
+/* W5c.1 Measuring the machine */
 static double att_now(void)
 {
     struct timespec t;

@@ -84,7 +84,11 @@ void rope_kv_cache_free(rope_kv_cache *c);
 long rope_attention_allocations(void);
 /* W5.2 The other micro-kernels */
 double rope_exp2_poly_bound(void); /* bound of eq. attention-exp2 */
-/* W5.3 The bfloat16 path */
+/* W5.5 The packing pass */
+enum { ROPE_ATTENTION_PACK_MIB = 32 }; /* packed tiles of a prefill */
+/* W5.6 The thread pool */
+#define ROPE_ATTENTION_SPIN_NS 1000000L /* pool threads spin, then sleep */
+/* W5b.1 The bfloat16 path */
 const char *rope_bf16_kernels(rope_simd s);
 int rope_bf16_native(rope_simd s);
 uint16_t rope_bf16_round(float x);
@@ -97,9 +101,5 @@ int rope_bf16_amx_dot(float *z, const uint16_t *a, const uint16_t *b,
                       int n);
 double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
                              double vmax);
-/* W5.6 The packing pass */
-enum { ROPE_ATTENTION_PACK_MIB = 32 }; /* packed tiles of a prefill */
-/* W5.7 The thread pool */
-#define ROPE_ATTENTION_SPIN_NS 1000000L /* pool threads spin, then sleep */
 /* 5.2 The interface */
 #endif

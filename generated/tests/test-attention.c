@@ -1,4 +1,4 @@
-/* W5.10 Accuracy and the tests */
+/* W5.8 Accuracy and the tests */
 /* test-attention.c: the claims of chapter 5. */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <dirent.h>
@@ -188,7 +188,7 @@ static uint64_t att_ck_run(int ci, rope_simd s, int bf16, int naive)
     free(q); free(k); free(v); free(o); free(lse); free(fc); free(fs);
     return h;
 }
-/* W5.13 The attention command */
+/* W5.9 The attention command */
 static void att_put_npy(const char *dir, const char *name,
                         const float *x, int ndim, const long *shape)
 {
@@ -242,7 +242,7 @@ static void att_make_bad_files(const char *dir)
     buf[0] = 'X';
     att_put_bytes(dir, "magic.npy", buf, n);
 }
-/* W5.14 Memory, overflow and progress of the command */
+/* W5.10 Memory, overflow and progress of the command */
 static void att_put_qkv(const char *dir, const long *shape,
                         uint64_t seed)
 {
@@ -288,287 +288,7 @@ START_TEST(test_attention_two_keys_closed_form)
     }
 }
 END_TEST
-/* W5.3 The bfloat16 path */
-static uint32_t att_bits(uint64_t *st)
-{
-    return (uint32_t)(rope_uniform(st) * 4294967296.0);
-}
-static uint32_t att_pair_of(uint64_t *st, double scale)
-{
-    float x = (float)((2 * rope_uniform(st) - 1) * scale);
-    float y = (float)((2 * rope_uniform(st) - 1) * scale * 1e-3);
-    return (uint32_t)rope_bf16_round(x) << 16 | rope_bf16_round(y);
-}
-static int att_same_float(float x, float y)
-{
-    return (isnan(x) && isnan(y)) || !memcmp(&x, &y, sizeof x);
-}
-START_TEST(test_attention_bf16_emulation_is_exact)
-{
-    enum { N = 1 << 18 };
-    uint64_t st = 4242;
-    int native = rope_bf16_dot(&(float){0}, &(uint32_t){0},
-                               &(uint32_t){0}, 1, 2) == 0;
-    int vec = rope_simd_available(ROPE_SIMD_AVX512);
-    int avx2 = rope_simd_available(ROPE_SIMD_AVX2);
-    long wrong = 0;
-    for (long i = 0; i < 2 * N; i++) {
-        uint32_t zb = att_bits(&st), a, b;
-        float z, x, z0, z1, z2, z3;
-        memcpy(&z, &zb, sizeof z);
-        if (i % 2) z = (float)(rope_uniform(&st) * 200 - 100);
-        a = i < N ? att_bits(&st) : att_pair_of(&st, 100);
-        b = i < N ? att_bits(&st) : att_pair_of(&st, 1);
-        z0 = z1 = z2 = z3 = z;
-        ck_assert_int_eq(rope_bf16_dot(&z0, &a, &b, 1, 0), 0);
-        if (vec) ck_assert_int_eq(rope_bf16_dot(&z1, &a, &b, 1, 1), 0);
-        if (avx2) {
-            ck_assert_int_eq(rope_bf16_dot(&z3, &a, &b, 1, 3), 0);
-            wrong += !att_same_float(z0, z3);
-        }
-        if (native) {
-            ck_assert_int_eq(rope_bf16_dot(&z2, &a, &b, 1, 2), 0);
-            wrong += !att_same_float(z0, z2);
-        }
-        if (vec) wrong += !att_same_float(z0, z1);
-        uint32_t xb = att_bits(&st);
-        uint16_t h;
-        memcpy(&x, &xb, sizeof x);
-        if (!rope_bf16_round_native(&h, &x, 1))
-            wrong += h != rope_bf16_round(x);
-    }
-    ck_assert_msg(wrong == 0, "%ld lanes differ", wrong);
-}
-END_TEST
-START_TEST(test_attention_bf16_within_the_bound)
-{
-    static const int lens[] = {1, 7, 64, 65, 257, 1031};
-    static const int dims[] = {2, 8, 64, 96, 128};
-    int n = lens[_i / 5], d = dims[_i % 5];
-    rope_simd paths[3];
-    int np = att_paths(paths);
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-    if (n > 257) return;
-#endif
-    for (int hi = 0; hi < 4; hi++) {
-        int var = (hi + _i) % 8;
-        if (n > 257 && hi % 2) continue; /* the reference costs seconds */
-        att_problem a;
-        static const int kvh[] = {8, 4, 2, 1};
-        long start = var & 2 ? 37 : 0;
-        att_make(&a, n, n + (start ? 19 : 0), 8, kvh[hi], d, start,
-                 7000 + (uint64_t)(_i * 8 + hi));
-        a.p.causal = var & 1;
-        a.p.pairing = var & 4 ? ROPE_PAIRING_INTERLEAVED : ROPE_PAIRING_HALF;
-        a.p.kv_dtype = ROPE_DTYPE_BF16;
-        float *ref = malloc(sizeof(float) * a.nq);
-        float *out = malloc(sizeof(float) * a.nq);
-        ck_assert_int_eq(rope_attention_naive(ref, a.q, a.k, a.v, &a.p), 0);
-        double ub = ldexp(1, -8);
-        double bound = rope_bf16_error_bound(d, a.p.kv_len,
-                                             2 * (1 + ub) * (1 + ub), 1.0);
-        for (int pi = 0; pi < np; pi++) {
-            if (n > 257 && pi != np - 1) continue; /* the fastest path only */
-            a.p.simd = paths[pi];
-            ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
-            double e = att_maxdiff(ref, out, a.nq);
-            ck_assert_msg(e <= bound, "n=%d d=%d kv heads=%d variant=%d "
-                          "path=%s: error %g above the bound %g", n, d,
-                          kvh[hi], var, rope_simd_name(paths[pi]), e, bound);
-        }
-        free(ref); free(out); att_free(&a);
-    }
-}
-END_TEST
-START_TEST(test_attention_bf16_native_equals_emulation)
-{
-    static const char *const how[] = {"emulate", "scalar"};
-    static const char *const name[] = {"avx512f-emulation",
-                                       "portable-emulation"};
-    if (!rope_simd_available(ROPE_SIMD_AVX512)) return;
-    for (int s = 0; s < 2; s++) {
-        att_problem a;
-        att_make(&a, s ? 1 : 700, 700, 8, 2, s ? 64 : 96, 3, 91 + s);
-        a.p.kv_dtype = ROPE_DTYPE_BF16;
-        a.p.simd = ROPE_SIMD_AVX512;
-        float *o1 = malloc(sizeof(float) * a.nq);
-        float *o2 = malloc(sizeof(float) * a.nq);
-        bench_env("ROPE_BF16", "dpbf16");
-        ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 0);
-        ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
-        bench_env("ROPE_BF16", NULL);
-        for (int h = 0; h < 2; h++) {
-            bench_env("ROPE_BF16", how[h]);
-            ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX512), name[h]);
-            ck_assert_int_eq(rope_attention(o2, a.q, a.k, a.v, &a.p), 0);
-            bench_env("ROPE_BF16", NULL);
-            ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
-                          "shape %d: %s differs", s, how[h]);
-        }
-        free(o1); free(o2); att_free(&a);
-    }
-}
-END_TEST
-
-START_TEST(test_attention_bf16_avx2_equals_portable)
-{
-    /* prefill, decode, values near 2^-120, queries and keys near 2^-64 */
-    static const int shape[4][3] = {{300, 300, 96}, {1, 300, 64},
-                                    {200, 200, 64}, {200, 200, 32}};
-    if (!rope_simd_available(ROPE_SIMD_AVX2)) return;
-    for (int s = 0; s < 4; s++) {
-        att_problem a;
-        att_make(&a, shape[s][0], shape[s][1], 8, 2, shape[s][2], 3, 93 + s);
-        for (size_t i = 0; i < a.nkv && s == 2; i++) a.v[i] *= 0x1p-118f;
-        for (size_t i = 0; i < a.nkv && s == 3; i++) a.k[i] *= 0x1p-64f;
-        for (size_t i = 0; i < a.nq && s == 3; i++) a.q[i] *= 0x1p-64f;
-        a.p.kv_dtype = ROPE_DTYPE_BF16;
-        a.p.simd = ROPE_SIMD_AVX2;
-        float *o1 = malloc(sizeof(float) * a.nq);
-        float *o2 = malloc(sizeof(float) * a.nq);
-        ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX2),
-                         "avx2-emulation");
-        ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
-        bench_env("ROPE_BF16", "scalar");
-        ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX2),
-                         "portable-emulation");
-        ck_assert_int_eq(rope_attention(o2, a.q, a.k, a.v, &a.p), 0);
-        bench_env("ROPE_BF16", NULL);
-        ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
-                      "shape %d: the AVX2 emulation differs", s);
-        free(o1); free(o2); att_free(&a);
-    }
-}
-END_TEST
-
-START_TEST(test_attention_bf16_threads_bit_identical)
-{
-    rope_simd paths[3];
-    int np = att_paths(paths);
-    for (int s = 0; s < 2; s++) {
-        att_problem a;
-        att_make(&a, s ? 1 : 400, s ? 1000 : 400, 8, 2, s ? 96 : 64, 5,
-                 177 + s); /* 8 prefill items: enough for 4 threads */
-        a.p.kv_dtype = ROPE_DTYPE_BF16;
-        /* W5.10 Accuracy and the tests */
-        float *one = malloc(sizeof(float) * a.nq);
-        float *many = malloc(sizeof(float) * a.nq);
-        for (int pi = 0; pi < np; pi++) {
-            a.p.simd = paths[pi];
-            a.p.n_threads = 1;
-            ck_assert_int_eq(rope_attention(one, a.q, a.k, a.v, &a.p), 0);
-            for (int t = 2; t <= 4; t++) {
-                a.p.n_threads = t;
-                ck_assert_int_eq(rope_attention(many, a.q, a.k, a.v, &a.p), 0);
-                ck_assert_msg(!memcmp(one, many, sizeof(float) * a.nq),
-                              "shape %d path %s: %d threads differ", s,
-                              rope_simd_name(paths[pi]), t);
-            }
-        }
-        free(one); free(many);
-        /* W5.3 The bfloat16 path */
-        att_free(&a);
-    }
-}
-END_TEST
-
-START_TEST(test_attention_bf16_cache_and_bad_dtype)
-{
-    enum { N = 300, H = 8, HKV = 2, D = 64 };
-    att_problem a;
-    rope_kv_cache c;
-    att_make(&a, N, N, H, HKV, D, 7, 516);
-    a.p.kv_dtype = ROPE_DTYPE_BF16;
-    float *full = malloc(sizeof(float) * a.nq);
-    float *viac = malloc(sizeof(float) * a.nq);
-    ck_assert_int_eq(rope_attention(full, a.q, a.k, a.v, &a.p), 0);
-    /* W5.10 Accuracy and the tests */
-    ck_assert_int_eq(rope_kv_cache_init(&c, 1, HKV, D, 0), 0);
-    ck_assert_int_eq(rope_kv_cache_append(&c, a.k, a.v, 100, &a.p), 0);
-    for (int j = 100; j < N; j++) {
-        size_t off = (size_t)j * HKV * D;
-        ck_assert_int_eq(rope_kv_cache_append(&c, a.k + off, a.v + off, 1,
-                                              &a.p), 0);
-    }
-    ck_assert_int_eq(c.len, N);
-    /* W5.3 The bfloat16 path */
-    ck_assert_int_eq(rope_attention_cached(viac, a.q, &c, &a.p), 0);
-    ck_assert(!memcmp(full, viac, sizeof(float) * a.nq));
-    rope_kv_cache_free(&c);
-    a.p.kv_dtype = (rope_dtype)2;
-    ck_assert_int_eq(rope_attention(full, a.q, a.k, a.v, &a.p), 1);
-    ck_assert_int_eq(rope_attention_naive(full, a.q, a.k, a.v, &a.p), 1);
-    free(full); free(viac); att_free(&a);
-}
-END_TEST
-START_TEST(test_attention_bf16_amx_arithmetic)
-{
-    double u = ldexp(1, -24), worst = rope_bf16_amx_error(60000, 99);
-    if (worst < 0) {
-        ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AUTO), 0);
-        return; /* no AMX here */
-    }
-    ck_assert_msg(worst <= 16 / (1 - 16 * u), "error %g u", worst);
-    for (int pr = 0; pr < 4; pr++) {
-        double got, want, mag;
-        ck_assert_int_eq(rope_bf16_amx_probe(pr, &got, &want, &mag), 0);
-        ck_assert(fabs(got - want) <= 32 * u / (1 - 32 * u) * mag);
-    }
-    bench_env("ROPE_BF16", "dpbf16");
-    ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 0);
-    bench_env("ROPE_BF16", NULL);
-    ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 1);
-    ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX2), 0);
-}
-END_TEST
-START_TEST(test_attention_bf16_kernel_choice)
-{
-    static const rope_simd all[] = {ROPE_SIMD_SCALAR, ROPE_SIMD_AVX2,
-                                    ROPE_SIMD_AVX512};
-    int x512 = rope_simd_available(ROPE_SIMD_AVX512), bf = 0;
-#if defined(__x86_64__) || defined(__i386__)
-    bf = x512 && __builtin_cpu_supports("avx512bf16");
-#endif
-    const char *dp = bf ? "vdpbf16ps" : "avx512f-emulation";
-    for (int i = 0; i < 3; i++) {
-        rope_simd s = all[i];
-        if (!rope_simd_available(s)) continue;
-        const char *got = rope_bf16_kernels(s);
-        const char *want = s == ROPE_SIMD_SCALAR ? "portable-emulation"
-                           : s == ROPE_SIMD_AVX2 ? "avx2-emulation"
-                           : bf && !strcmp(got, "amx") ? "amx" : dp;
-        ck_assert_str_eq(got, want);
-        bench_env("ROPE_BF16", "scalar");
-        ck_assert_str_eq(rope_bf16_kernels(s), "portable-emulation");
-        bench_env("ROPE_BF16", "emulate");
-        ck_assert_str_eq(rope_bf16_kernels(s), x512 ? "avx512f-emulation"
-                                                    : "portable-emulation");
-        bench_env("ROPE_BF16", "dpbf16");
-        ck_assert_str_eq(rope_bf16_kernels(s),
-                         s == ROPE_SIMD_AVX512 ? dp : want);
-        bench_env("ROPE_BF16", NULL);
-    }
-}
-END_TEST
-/* W5.9 Measuring the machine */
-START_TEST(test_fma_load_share)
-{
-    ck_assert_double_eq(rope_fma_load_share(ROPE_SIMD_SCALAR, 0.01), 0);
-    ck_assert_double_eq(rope_fma_load_share(ROPE_SIMD_AVX2, 0.01), 0);
-    if (rope_simd_available(ROPE_SIMD_AVX512)) {
-        double r = rope_fma_load_share(ROPE_SIMD_AVX512, 0.01);
-        ck_assert(isfinite(r) && r > 0);
-    }
-    ck_assert_double_eq(rope_fma_round_flops(ROPE_SIMD_SCALAR), 0);
-    if (rope_simd_available(ROPE_SIMD_AVX512)
-        && rope_simd_available(ROPE_SIMD_AVX2))
-        ck_assert_double_eq(rope_fma_round_flops(ROPE_SIMD_AVX512),
-                            2 * rope_fma_round_flops(ROPE_SIMD_AVX2));
-    if (rope_simd_available(ROPE_SIMD_AVX2))
-        ck_assert(rope_fma_round_flops(ROPE_SIMD_AVX2) > 0);
-}
-END_TEST
-/* W5.10 Accuracy and the tests */
+/* W5.8 Accuracy and the tests */
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define ATT_SWEEP_MAX_LEN 257
 #else
@@ -1245,106 +965,7 @@ START_TEST(test_attention_overflow_is_an_error)
     }
 }
 END_TEST
-/* W5.11 The benchmark */
-START_TEST(test_bench_median_and_disturbed)
-{
-    double odd[5] = {5, 1, 4, 2, 3}, even[4] = {4, 1, 3, 2};
-    ck_assert_double_eq(bench_median(odd, 5), 3);
-    ck_assert_double_eq(bench_median(even, 4), 2.5);
-    bench_row r = {.med = 1.0, .min = 0.5, .max = 1.0, .rope_share = 0.01};
-    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0); /* spread 0.5 */
-    r.max = 1.0078125;
-    ck_assert_int_eq(bench_disturbed(&r, 0.5), 1);
-    r.min = 0.875; /* spread 0.125 */
-    r.max = 1.0;
-    r.rope_share = -0.001; /* chance: inside the spread */
-    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
-    r.rope_share = -0.25; /* faster by twice the spread */
-    ck_assert_int_eq(bench_disturbed(&r, 0.5), 1);
-    r.rotated = 1; /* decode: a share near zero has no sign to trust */
-    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
-    r.rotated = 0;
-    r.rope_share = NAN; /* not measured: disturbs nothing */
-    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
-}
-END_TEST
-START_TEST(test_bench_keep)
-{
-    bench_row wide = {.med = 1, .min = 0.5, .max = 2.0},
-              wider = {.med = 1, .min = 0.5, .max = 2.5},
-              narrow = {.med = 1, .min = 0.9, .max = 1.1},
-              negative = {.med = 1, .min = 0.9, .max = 1.1,
-                          .rope_share = -0.3}; /* below -spread */
-    ck_assert_int_eq(bench_keep(&wide, &narrow), 1);
-    ck_assert_int_eq(bench_keep(&wide, &wider), 0);
-    ck_assert_int_eq(bench_keep(&wider, &wide), 1);
-    ck_assert_int_eq(bench_keep(&wide, &negative), 1); /* smaller spread */
-    ck_assert_int_eq(bench_keep(&negative, &wide), 0);
-}
-END_TEST
-START_TEST(test_bench_gate_and_verdicts)
-{
-    ck_assert_int_eq(bench_scales(100, 180), 1);
-    ck_assert_int_eq(bench_scales(100, 179.9), 0);
-    ck_assert_int_eq(bench_scales(0, 180), 0);
-    ck_assert_double_eq_tol(bench_drift(100, 94), 0.06, 1e-12);
-    ck_assert_double_eq_tol(bench_drift(100, 106), 0.06, 1e-12);
-    ck_assert_int_eq(bench_accept(75, 75, 0), BENCH_MET);
-    ck_assert_int_eq(bench_accept(74.9, 75, 0), BENCH_NOT_MET);
-    ck_assert_int_eq(bench_accept(0, 0, 1), BENCH_MET);
-    ck_assert_int_eq(bench_accept(1, 0, 1), BENCH_NOT_MET);
-    ck_assert_int_eq(bench_accept(NAN, 75, 0), BENCH_NOT_MEASURED);
-    ck_assert_int_eq(bench_accept(NAN, 0, 1), BENCH_NOT_MEASURED);
-    ck_assert_int_eq(bench_accept(INFINITY, 75, 0), BENCH_NOT_MEASURED);
-    ck_assert_int_eq(bench_accept(-INFINITY, 0, 1), BENCH_NOT_MEASURED);
-    ck_assert_str_eq(bench_verdict_name(BENCH_NOT_MET), "not met");
-    bench_row one = {0}, two = {0};
-    one.med = 2.0;
-    two.med = 1.0;
-    ck_assert_ptr_null(bench_pair_doubt(&one, &two, 1));
-    ck_assert_ptr_nonnull(bench_pair_doubt(&one, &two, 0));
-    ck_assert_int_eq(bench_above_two_cores(&one, &two), 0); /* 2.00x */
-    two.med = 0.9; /* 2.22x: more than two cores give */
-    ck_assert_int_eq(bench_above_two_cores(&one, &two), 1);
-    ck_assert_ptr_nonnull(bench_pair_doubt(&one, &two, 1));
-    two.med = 1.0;
-    two.unstable = 1;
-    ck_assert_ptr_nonnull(bench_pair_doubt(&one, &two, 1));
-}
-END_TEST
-START_TEST(test_bench_steps_for)
-{
-    ck_assert_int_eq(bench_steps_for(BENCH_SAMPLE_MIN), 1);
-    ck_assert_int_eq(bench_steps_for(3 * BENCH_SAMPLE_MIN), 1);
-    ck_assert_int_eq(bench_steps_for(BENCH_SAMPLE_MIN / 4), 4);
-    ck_assert_int_eq(bench_steps_for(BENCH_SAMPLE_MIN / 3.5), 4);
-    ck_assert_int_eq(bench_steps_for(1e-12), BENCH_STEPS_MAX);
-    ck_assert_int_eq(bench_steps_for(0), 1);
-    ck_assert_int_eq(bench_steps_for(-1), 1);
-    ck_assert_int_eq(bench_steps_for(NAN), 1);
-    ck_assert_int_eq(bench_steps_for(INFINITY), 1);
-    bench_row r = {.n = 1, .kv = 130, .d = 16, .threads = 1,
-                   .causal = 1, .reps = 1, .rotated = 1};
-    bench_case k;
-    double t;
-    size_t len = (size_t)8 * r.d;
-    float *one = malloc(sizeof(float) * len);
-    ck_assert_ptr_nonnull(one);
-    ck_assert_int_eq(bench_open(&k, &r, NULL), 0);
-    ck_assert_int_eq(bench_step(&k, 1, &t), 0);
-    ck_assert_int_eq(k.c.len, r.kv - 1);
-    memcpy(one, k.b[3], sizeof(float) * len);
-    memset(k.b[3], 0, sizeof(float) * len);
-    r.steps = 3;
-    ck_assert_int_eq(bench_step(&k, 1, &t), 0);
-    ck_assert_int_eq(k.c.len, r.kv - 1);
-    ck_assert_int_eq(memcmp(one, k.b[3], sizeof(float) * len), 0);
-    ck_assert(t > 0);
-    bench_close(&k);
-    free(one);
-}
-END_TEST
-/* W5.13 The attention command */
+/* W5.9 The attention command */
 typedef struct {
     int b, n, nkv, h, hkv, d, causal, rope;
     long start;
@@ -1587,7 +1208,7 @@ START_TEST(test_attention_cli_full_disk_keeps_the_output)
     ck_assert_msg(rmdir(dir) == 0, "a temporary is left in %s", dir);
 }
 END_TEST
-/* W5.14 Memory, overflow and progress of the command */
+/* W5.10 Memory, overflow and progress of the command */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define ATT_SANITIZED 1
 #else
@@ -1731,25 +1352,392 @@ START_TEST(test_attention_cli_progress_on_a_terminal)
     rmdir(dir);
 }
 END_TEST
+/* W5b.1 The bfloat16 path */
+static uint32_t att_bits(uint64_t *st)
+{
+    return (uint32_t)(rope_uniform(st) * 4294967296.0);
+}
+static uint32_t att_pair_of(uint64_t *st, double scale)
+{
+    float x = (float)((2 * rope_uniform(st) - 1) * scale);
+    float y = (float)((2 * rope_uniform(st) - 1) * scale * 1e-3);
+    return (uint32_t)rope_bf16_round(x) << 16 | rope_bf16_round(y);
+}
+static int att_same_float(float x, float y)
+{
+    return (isnan(x) && isnan(y)) || !memcmp(&x, &y, sizeof x);
+}
+START_TEST(test_attention_bf16_emulation_is_exact)
+{
+    enum { N = 1 << 18 };
+    uint64_t st = 4242;
+    int native = rope_bf16_dot(&(float){0}, &(uint32_t){0},
+                               &(uint32_t){0}, 1, 2) == 0;
+    int vec = rope_simd_available(ROPE_SIMD_AVX512);
+    int avx2 = rope_simd_available(ROPE_SIMD_AVX2);
+    long wrong = 0;
+    for (long i = 0; i < 2 * N; i++) {
+        uint32_t zb = att_bits(&st), a, b;
+        float z, x, z0, z1, z2, z3;
+        memcpy(&z, &zb, sizeof z);
+        if (i % 2) z = (float)(rope_uniform(&st) * 200 - 100);
+        a = i < N ? att_bits(&st) : att_pair_of(&st, 100);
+        b = i < N ? att_bits(&st) : att_pair_of(&st, 1);
+        z0 = z1 = z2 = z3 = z;
+        ck_assert_int_eq(rope_bf16_dot(&z0, &a, &b, 1, 0), 0);
+        if (vec) ck_assert_int_eq(rope_bf16_dot(&z1, &a, &b, 1, 1), 0);
+        if (avx2) {
+            ck_assert_int_eq(rope_bf16_dot(&z3, &a, &b, 1, 3), 0);
+            wrong += !att_same_float(z0, z3);
+        }
+        if (native) {
+            ck_assert_int_eq(rope_bf16_dot(&z2, &a, &b, 1, 2), 0);
+            wrong += !att_same_float(z0, z2);
+        }
+        if (vec) wrong += !att_same_float(z0, z1);
+        uint32_t xb = att_bits(&st);
+        uint16_t h;
+        memcpy(&x, &xb, sizeof x);
+        if (!rope_bf16_round_native(&h, &x, 1))
+            wrong += h != rope_bf16_round(x);
+    }
+    ck_assert_msg(wrong == 0, "%ld lanes differ", wrong);
+}
+END_TEST
+START_TEST(test_attention_bf16_within_the_bound)
+{
+    static const int lens[] = {1, 7, 64, 65, 257, 1031};
+    static const int dims[] = {2, 8, 64, 96, 128};
+    int n = lens[_i / 5], d = dims[_i % 5];
+    rope_simd paths[3];
+    int np = att_paths(paths);
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    if (n > 257) return;
+#endif
+    for (int hi = 0; hi < 4; hi++) {
+        int var = (hi + _i) % 8;
+        if (n > 257 && hi % 2) continue; /* the reference costs seconds */
+        att_problem a;
+        static const int kvh[] = {8, 4, 2, 1};
+        long start = var & 2 ? 37 : 0;
+        att_make(&a, n, n + (start ? 19 : 0), 8, kvh[hi], d, start,
+                 7000 + (uint64_t)(_i * 8 + hi));
+        a.p.causal = var & 1;
+        a.p.pairing = var & 4 ? ROPE_PAIRING_INTERLEAVED : ROPE_PAIRING_HALF;
+        a.p.kv_dtype = ROPE_DTYPE_BF16;
+        float *ref = malloc(sizeof(float) * a.nq);
+        float *out = malloc(sizeof(float) * a.nq);
+        ck_assert_int_eq(rope_attention_naive(ref, a.q, a.k, a.v, &a.p), 0);
+        double ub = ldexp(1, -8);
+        double bound = rope_bf16_error_bound(d, a.p.kv_len,
+                                             2 * (1 + ub) * (1 + ub), 1.0);
+        for (int pi = 0; pi < np; pi++) {
+            if (n > 257 && pi != np - 1) continue; /* the fastest path only */
+            a.p.simd = paths[pi];
+            ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
+            double e = att_maxdiff(ref, out, a.nq);
+            ck_assert_msg(e <= bound, "n=%d d=%d kv heads=%d variant=%d "
+                          "path=%s: error %g above the bound %g", n, d,
+                          kvh[hi], var, rope_simd_name(paths[pi]), e, bound);
+        }
+        free(ref); free(out); att_free(&a);
+    }
+}
+END_TEST
+START_TEST(test_attention_bf16_native_equals_emulation)
+{
+    static const char *const how[] = {"emulate", "scalar"};
+    static const char *const name[] = {"avx512f-emulation",
+                                       "portable-emulation"};
+    if (!rope_simd_available(ROPE_SIMD_AVX512)) return;
+    for (int s = 0; s < 2; s++) {
+        att_problem a;
+        att_make(&a, s ? 1 : 700, 700, 8, 2, s ? 64 : 96, 3, 91 + s);
+        a.p.kv_dtype = ROPE_DTYPE_BF16;
+        a.p.simd = ROPE_SIMD_AVX512;
+        float *o1 = malloc(sizeof(float) * a.nq);
+        float *o2 = malloc(sizeof(float) * a.nq);
+        bench_env("ROPE_BF16", "dpbf16");
+        ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 0);
+        ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
+        bench_env("ROPE_BF16", NULL);
+        for (int h = 0; h < 2; h++) {
+            bench_env("ROPE_BF16", how[h]);
+            ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX512), name[h]);
+            ck_assert_int_eq(rope_attention(o2, a.q, a.k, a.v, &a.p), 0);
+            bench_env("ROPE_BF16", NULL);
+            ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
+                          "shape %d: %s differs", s, how[h]);
+        }
+        free(o1); free(o2); att_free(&a);
+    }
+}
+END_TEST
 
-/* W5.10 Accuracy and the tests */
+START_TEST(test_attention_bf16_avx2_equals_portable)
+{
+    /* prefill, decode, values near 2^-120, queries and keys near 2^-64 */
+    static const int shape[4][3] = {{300, 300, 96}, {1, 300, 64},
+                                    {200, 200, 64}, {200, 200, 32}};
+    if (!rope_simd_available(ROPE_SIMD_AVX2)) return;
+    for (int s = 0; s < 4; s++) {
+        att_problem a;
+        att_make(&a, shape[s][0], shape[s][1], 8, 2, shape[s][2], 3, 93 + s);
+        for (size_t i = 0; i < a.nkv && s == 2; i++) a.v[i] *= 0x1p-118f;
+        for (size_t i = 0; i < a.nkv && s == 3; i++) a.k[i] *= 0x1p-64f;
+        for (size_t i = 0; i < a.nq && s == 3; i++) a.q[i] *= 0x1p-64f;
+        a.p.kv_dtype = ROPE_DTYPE_BF16;
+        a.p.simd = ROPE_SIMD_AVX2;
+        float *o1 = malloc(sizeof(float) * a.nq);
+        float *o2 = malloc(sizeof(float) * a.nq);
+        ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX2),
+                         "avx2-emulation");
+        ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
+        bench_env("ROPE_BF16", "scalar");
+        ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX2),
+                         "portable-emulation");
+        ck_assert_int_eq(rope_attention(o2, a.q, a.k, a.v, &a.p), 0);
+        bench_env("ROPE_BF16", NULL);
+        ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
+                      "shape %d: the AVX2 emulation differs", s);
+        free(o1); free(o2); att_free(&a);
+    }
+}
+END_TEST
+
+START_TEST(test_attention_bf16_threads_bit_identical)
+{
+    rope_simd paths[3];
+    int np = att_paths(paths);
+    for (int s = 0; s < 2; s++) {
+        att_problem a;
+        att_make(&a, s ? 1 : 400, s ? 1000 : 400, 8, 2, s ? 96 : 64, 5,
+                 177 + s); /* 8 prefill items: enough for 4 threads */
+        a.p.kv_dtype = ROPE_DTYPE_BF16;
+        /* W5.8 Accuracy and the tests */
+        float *one = malloc(sizeof(float) * a.nq);
+        float *many = malloc(sizeof(float) * a.nq);
+        for (int pi = 0; pi < np; pi++) {
+            a.p.simd = paths[pi];
+            a.p.n_threads = 1;
+            ck_assert_int_eq(rope_attention(one, a.q, a.k, a.v, &a.p), 0);
+            for (int t = 2; t <= 4; t++) {
+                a.p.n_threads = t;
+                ck_assert_int_eq(rope_attention(many, a.q, a.k, a.v, &a.p), 0);
+                ck_assert_msg(!memcmp(one, many, sizeof(float) * a.nq),
+                              "shape %d path %s: %d threads differ", s,
+                              rope_simd_name(paths[pi]), t);
+            }
+        }
+        free(one); free(many);
+        /* W5b.1 The bfloat16 path */
+        att_free(&a);
+    }
+}
+END_TEST
+
+START_TEST(test_attention_bf16_cache_and_bad_dtype)
+{
+    enum { N = 300, H = 8, HKV = 2, D = 64 };
+    att_problem a;
+    rope_kv_cache c;
+    att_make(&a, N, N, H, HKV, D, 7, 516);
+    a.p.kv_dtype = ROPE_DTYPE_BF16;
+    float *full = malloc(sizeof(float) * a.nq);
+    float *viac = malloc(sizeof(float) * a.nq);
+    ck_assert_int_eq(rope_attention(full, a.q, a.k, a.v, &a.p), 0);
+    /* W5.8 Accuracy and the tests */
+    ck_assert_int_eq(rope_kv_cache_init(&c, 1, HKV, D, 0), 0);
+    ck_assert_int_eq(rope_kv_cache_append(&c, a.k, a.v, 100, &a.p), 0);
+    for (int j = 100; j < N; j++) {
+        size_t off = (size_t)j * HKV * D;
+        ck_assert_int_eq(rope_kv_cache_append(&c, a.k + off, a.v + off, 1,
+                                              &a.p), 0);
+    }
+    ck_assert_int_eq(c.len, N);
+    /* W5b.1 The bfloat16 path */
+    ck_assert_int_eq(rope_attention_cached(viac, a.q, &c, &a.p), 0);
+    ck_assert(!memcmp(full, viac, sizeof(float) * a.nq));
+    rope_kv_cache_free(&c);
+    a.p.kv_dtype = (rope_dtype)2;
+    ck_assert_int_eq(rope_attention(full, a.q, a.k, a.v, &a.p), 1);
+    ck_assert_int_eq(rope_attention_naive(full, a.q, a.k, a.v, &a.p), 1);
+    free(full); free(viac); att_free(&a);
+}
+END_TEST
+START_TEST(test_attention_bf16_amx_arithmetic)
+{
+    double u = ldexp(1, -24), worst = rope_bf16_amx_error(60000, 99);
+    if (worst < 0) {
+        ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AUTO), 0);
+        return; /* no AMX here */
+    }
+    ck_assert_msg(worst <= 16 / (1 - 16 * u), "error %g u", worst);
+    for (int pr = 0; pr < 4; pr++) {
+        double got, want, mag;
+        ck_assert_int_eq(rope_bf16_amx_probe(pr, &got, &want, &mag), 0);
+        ck_assert(fabs(got - want) <= 32 * u / (1 - 32 * u) * mag);
+    }
+    bench_env("ROPE_BF16", "dpbf16");
+    ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 0);
+    bench_env("ROPE_BF16", NULL);
+    ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 1);
+    ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX2), 0);
+}
+END_TEST
+START_TEST(test_attention_bf16_kernel_choice)
+{
+    static const rope_simd all[] = {ROPE_SIMD_SCALAR, ROPE_SIMD_AVX2,
+                                    ROPE_SIMD_AVX512};
+    int x512 = rope_simd_available(ROPE_SIMD_AVX512), bf = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    bf = x512 && __builtin_cpu_supports("avx512bf16");
+#endif
+    const char *dp = bf ? "vdpbf16ps" : "avx512f-emulation";
+    for (int i = 0; i < 3; i++) {
+        rope_simd s = all[i];
+        if (!rope_simd_available(s)) continue;
+        const char *got = rope_bf16_kernels(s);
+        const char *want = s == ROPE_SIMD_SCALAR ? "portable-emulation"
+                           : s == ROPE_SIMD_AVX2 ? "avx2-emulation"
+                           : bf && !strcmp(got, "amx") ? "amx" : dp;
+        ck_assert_str_eq(got, want);
+        bench_env("ROPE_BF16", "scalar");
+        ck_assert_str_eq(rope_bf16_kernels(s), "portable-emulation");
+        bench_env("ROPE_BF16", "emulate");
+        ck_assert_str_eq(rope_bf16_kernels(s), x512 ? "avx512f-emulation"
+                                                    : "portable-emulation");
+        bench_env("ROPE_BF16", "dpbf16");
+        ck_assert_str_eq(rope_bf16_kernels(s),
+                         s == ROPE_SIMD_AVX512 ? dp : want);
+        bench_env("ROPE_BF16", NULL);
+    }
+}
+END_TEST
+/* W5c.1 Measuring the machine */
+START_TEST(test_fma_load_share)
+{
+    ck_assert_double_eq(rope_fma_load_share(ROPE_SIMD_SCALAR, 0.01), 0);
+    ck_assert_double_eq(rope_fma_load_share(ROPE_SIMD_AVX2, 0.01), 0);
+    if (rope_simd_available(ROPE_SIMD_AVX512)) {
+        double r = rope_fma_load_share(ROPE_SIMD_AVX512, 0.01);
+        ck_assert(isfinite(r) && r > 0);
+    }
+    ck_assert_double_eq(rope_fma_round_flops(ROPE_SIMD_SCALAR), 0);
+    if (rope_simd_available(ROPE_SIMD_AVX512)
+        && rope_simd_available(ROPE_SIMD_AVX2))
+        ck_assert_double_eq(rope_fma_round_flops(ROPE_SIMD_AVX512),
+                            2 * rope_fma_round_flops(ROPE_SIMD_AVX2));
+    if (rope_simd_available(ROPE_SIMD_AVX2))
+        ck_assert(rope_fma_round_flops(ROPE_SIMD_AVX2) > 0);
+}
+END_TEST
+/* W5c.2 The benchmark */
+START_TEST(test_bench_median_and_disturbed)
+{
+    double odd[5] = {5, 1, 4, 2, 3}, even[4] = {4, 1, 3, 2};
+    ck_assert_double_eq(bench_median(odd, 5), 3);
+    ck_assert_double_eq(bench_median(even, 4), 2.5);
+    bench_row r = {.med = 1.0, .min = 0.5, .max = 1.0, .rope_share = 0.01};
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0); /* spread 0.5 */
+    r.max = 1.0078125;
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 1);
+    r.min = 0.875; /* spread 0.125 */
+    r.max = 1.0;
+    r.rope_share = -0.001; /* chance: inside the spread */
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
+    r.rope_share = -0.25; /* faster by twice the spread */
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 1);
+    r.rotated = 1; /* decode: a share near zero has no sign to trust */
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
+    r.rotated = 0;
+    r.rope_share = NAN; /* not measured: disturbs nothing */
+    ck_assert_int_eq(bench_disturbed(&r, 0.5), 0);
+}
+END_TEST
+START_TEST(test_bench_keep)
+{
+    bench_row wide = {.med = 1, .min = 0.5, .max = 2.0},
+              wider = {.med = 1, .min = 0.5, .max = 2.5},
+              narrow = {.med = 1, .min = 0.9, .max = 1.1},
+              negative = {.med = 1, .min = 0.9, .max = 1.1,
+                          .rope_share = -0.3}; /* below -spread */
+    ck_assert_int_eq(bench_keep(&wide, &narrow), 1);
+    ck_assert_int_eq(bench_keep(&wide, &wider), 0);
+    ck_assert_int_eq(bench_keep(&wider, &wide), 1);
+    ck_assert_int_eq(bench_keep(&wide, &negative), 1); /* smaller spread */
+    ck_assert_int_eq(bench_keep(&negative, &wide), 0);
+}
+END_TEST
+START_TEST(test_bench_gate_and_verdicts)
+{
+    ck_assert_int_eq(bench_scales(100, 180), 1);
+    ck_assert_int_eq(bench_scales(100, 179.9), 0);
+    ck_assert_int_eq(bench_scales(0, 180), 0);
+    ck_assert_double_eq_tol(bench_drift(100, 94), 0.06, 1e-12);
+    ck_assert_double_eq_tol(bench_drift(100, 106), 0.06, 1e-12);
+    ck_assert_int_eq(bench_accept(75, 75, 0), BENCH_MET);
+    ck_assert_int_eq(bench_accept(74.9, 75, 0), BENCH_NOT_MET);
+    ck_assert_int_eq(bench_accept(0, 0, 1), BENCH_MET);
+    ck_assert_int_eq(bench_accept(1, 0, 1), BENCH_NOT_MET);
+    ck_assert_int_eq(bench_accept(NAN, 75, 0), BENCH_NOT_MEASURED);
+    ck_assert_int_eq(bench_accept(NAN, 0, 1), BENCH_NOT_MEASURED);
+    ck_assert_int_eq(bench_accept(INFINITY, 75, 0), BENCH_NOT_MEASURED);
+    ck_assert_int_eq(bench_accept(-INFINITY, 0, 1), BENCH_NOT_MEASURED);
+    ck_assert_str_eq(bench_verdict_name(BENCH_NOT_MET), "not met");
+    bench_row one = {0}, two = {0};
+    one.med = 2.0;
+    two.med = 1.0;
+    ck_assert_ptr_null(bench_pair_doubt(&one, &two, 1));
+    ck_assert_ptr_nonnull(bench_pair_doubt(&one, &two, 0));
+    ck_assert_int_eq(bench_above_two_cores(&one, &two), 0); /* 2.00x */
+    two.med = 0.9; /* 2.22x: more than two cores give */
+    ck_assert_int_eq(bench_above_two_cores(&one, &two), 1);
+    ck_assert_ptr_nonnull(bench_pair_doubt(&one, &two, 1));
+    two.med = 1.0;
+    two.unstable = 1;
+    ck_assert_ptr_nonnull(bench_pair_doubt(&one, &two, 1));
+}
+END_TEST
+START_TEST(test_bench_steps_for)
+{
+    ck_assert_int_eq(bench_steps_for(BENCH_SAMPLE_MIN), 1);
+    ck_assert_int_eq(bench_steps_for(3 * BENCH_SAMPLE_MIN), 1);
+    ck_assert_int_eq(bench_steps_for(BENCH_SAMPLE_MIN / 4), 4);
+    ck_assert_int_eq(bench_steps_for(BENCH_SAMPLE_MIN / 3.5), 4);
+    ck_assert_int_eq(bench_steps_for(1e-12), BENCH_STEPS_MAX);
+    ck_assert_int_eq(bench_steps_for(0), 1);
+    ck_assert_int_eq(bench_steps_for(-1), 1);
+    ck_assert_int_eq(bench_steps_for(NAN), 1);
+    ck_assert_int_eq(bench_steps_for(INFINITY), 1);
+    bench_row r = {.n = 1, .kv = 130, .d = 16, .threads = 1,
+                   .causal = 1, .reps = 1, .rotated = 1};
+    bench_case k;
+    double t;
+    size_t len = (size_t)8 * r.d;
+    float *one = malloc(sizeof(float) * len);
+    ck_assert_ptr_nonnull(one);
+    ck_assert_int_eq(bench_open(&k, &r, NULL), 0);
+    ck_assert_int_eq(bench_step(&k, 1, &t), 0);
+    ck_assert_int_eq(k.c.len, r.kv - 1);
+    memcpy(one, k.b[3], sizeof(float) * len);
+    memset(k.b[3], 0, sizeof(float) * len);
+    r.steps = 3;
+    ck_assert_int_eq(bench_step(&k, 1, &t), 0);
+    ck_assert_int_eq(k.c.len, r.kv - 1);
+    ck_assert_int_eq(memcmp(one, k.b[3], sizeof(float) * len), 0);
+    ck_assert(t > 0);
+    bench_close(&k);
+    free(one);
+}
+END_TEST
+
+/* W5.8 Accuracy and the tests */
 Suite *attention_suite(void)
 {
     Suite *s = suite_create("chapter 5: attention");
     TCase *tc = tcase_create("attention");
     tcase_set_timeout(tc, 600);
-    /* W5.3 The bfloat16 path */
-    tcase_add_test(tc, test_attention_bf16_amx_arithmetic);
-    tcase_add_test(tc, test_attention_bf16_kernel_choice);
-    tcase_add_test(tc, test_attention_bf16_emulation_is_exact);
-    tcase_add_loop_test(tc, test_attention_bf16_within_the_bound, 0, 30);
-    tcase_add_test(tc, test_attention_bf16_native_equals_emulation);
-    tcase_add_test(tc, test_attention_bf16_avx2_equals_portable);
-    tcase_add_test(tc, test_attention_bf16_threads_bit_identical);
-    tcase_add_test(tc, test_attention_bf16_cache_and_bad_dtype);
-    /* W5.9 Measuring the machine */
-    tcase_add_test(tc, test_fma_load_share);
-    /* W5.10 Accuracy and the tests */
     tcase_add_test(tc, test_attention_outputs_unchanged);
     tcase_add_test(tc, test_attention_two_keys_closed_form);
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
@@ -1773,22 +1761,33 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_workspace_is_bounded);
     tcase_add_test(tc, test_attention_wide_groups);
     tcase_add_test(tc, test_attention_overflow_is_an_error);
-    /* W5.11 The benchmark */
-    tcase_add_test(tc, test_bench_median_and_disturbed);
-    tcase_add_test(tc, test_bench_keep);
-    tcase_add_test(tc, test_bench_gate_and_verdicts);
-    tcase_add_test(tc, test_bench_steps_for);
-    /* W5.13 The attention command */
+    /* W5.9 The attention command */
     tcase_add_loop_test(tc, test_attention_cli_equals_the_library, 0,
                         N_ATT_CLI_CASES);
     tcase_add_loop_test(tc, test_attention_cli_bad_calls, 0, N_ATT_CLI_BAD);
     tcase_add_test(tc, test_attention_cli_full_disk_keeps_the_output);
-    /* W5.14 Memory, overflow and progress of the command */
+    /* W5.10 Memory, overflow and progress of the command */
     tcase_add_loop_test(tc, test_attention_cli_peak_memory, 0, 3);
     tcase_add_test(tc, test_attention_cli_out_of_memory);
     tcase_add_loop_test(tc, test_attention_cli_refuses_overflow, 0, 3);
     tcase_add_test(tc, test_attention_cli_progress_on_a_terminal);
-    /* W5.10 Accuracy and the tests */
+    /* W5b.1 The bfloat16 path */
+    tcase_add_test(tc, test_attention_bf16_amx_arithmetic);
+    tcase_add_test(tc, test_attention_bf16_kernel_choice);
+    tcase_add_test(tc, test_attention_bf16_emulation_is_exact);
+    tcase_add_loop_test(tc, test_attention_bf16_within_the_bound, 0, 30);
+    tcase_add_test(tc, test_attention_bf16_native_equals_emulation);
+    tcase_add_test(tc, test_attention_bf16_avx2_equals_portable);
+    tcase_add_test(tc, test_attention_bf16_threads_bit_identical);
+    tcase_add_test(tc, test_attention_bf16_cache_and_bad_dtype);
+    /* W5c.1 Measuring the machine */
+    tcase_add_test(tc, test_fma_load_share);
+    /* W5c.2 The benchmark */
+    tcase_add_test(tc, test_bench_median_and_disturbed);
+    tcase_add_test(tc, test_bench_keep);
+    tcase_add_test(tc, test_bench_gate_and_verdicts);
+    tcase_add_test(tc, test_bench_steps_for);
+    /* W5.8 Accuracy and the tests */
     suite_add_tcase(s, tc);
     return s;
 }

@@ -81,7 +81,8 @@ def mark(lines):
     sys.stdout.write("".join(out))
 HEADING = re.compile(r"\\(chapter|section|subsection)(\*?)\s*(\[[^\]]*\])?\s*\{"
                      r"|\\(mainmatter|frontmatter|backmatter|appendix"
-                     r"|workshopchapters)(?![a-zA-Z])")
+                     r"|workshopchaptersresume|workshopchapters)(?![a-zA-Z])"
+                     r"|\\workshopsubchapter\{([a-z])\}")
 
 
 def uncomment(tex):
@@ -111,6 +112,7 @@ def sections(events):
 class Counters:
     def __init__(self):
         self.mode = "front"     # front, main, workshop, appendix, back
+        self.suffix = ""        # W5b: the b of a second workshop chapter
         self.counter = [0, 0, 0]             # chapter, section, subsection
         self.headings = [None, None, None]   # (number or None, title)
         self.labels = {}
@@ -123,6 +125,10 @@ class Counters:
             if m.group(4):
                 self.switch(m.group(4))
                 continue
+            if m.group(5):
+                self.counter[0] -= 1
+                self.suffix = m.group(5)
+                continue
             title, pos = group(tex, m.end() - 1)
             level = ("chapter", "section", "subsection").index(m.group(1))
             number = self.heading(level, m.group(2), title)
@@ -131,6 +137,9 @@ class Counters:
                 self.labels[label.group(1)] = number
 
     def switch(self, name):
+        self.suffix = ""
+        if name == "workshopchaptersresume":
+            return
         if name in ("appendix", "workshopchapters"):
             self.counter = [0, 0, 0]
         self.mode = {"mainmatter": "main", "frontmatter": "front",
@@ -150,7 +159,7 @@ class Counters:
     def number(self, level):
         chapter = str(self.counter[0])
         if self.mode == "workshop":
-            chapter = "W" + chapter
+            chapter = "W" + chapter + self.suffix
         elif self.mode == "appendix":
             chapter = chr(ord("A") + self.counter[0] - 1)
         return ".".join([chapter] + [str(n) for n in self.counter[1:level + 1]])

@@ -16,7 +16,7 @@ static double att_now(void)
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
-/* W5b.1 The bfloat16 path */
+/* W5b.2 The code of the bfloat16 path */
 static double att_amx_rand(uint64_t *st)
 {
     *st = *st * 6364136223846793005ull + 1442695040888963407ull;

@@ -7,7 +7,7 @@
 #include "attention.h"
 double rope_fma_peak(rope_simd s, int n_threads, double seconds);
 double rope_triad_bandwidth(double seconds);
-/* W5b.1 The bfloat16 path */
+/* W5b.2 The code of the bfloat16 path */
 double rope_bf16_amx_peak(double seconds);
 double rope_bf16_amx_error(long lanes, uint64_t seed);
 int rope_bf16_amx_probe(int which, double *got, double *want,

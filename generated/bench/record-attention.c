@@ -12,7 +12,7 @@
 #include "bench-harness.h"
 #include "record.h"
 
-/* W5b.1 The bfloat16 path */
+/* W5b.2 The code of the bfloat16 path */
 static void att_book_pow2(char *out, size_t n, double s, double x)
 {
     double d = x - s;
@@ -439,7 +439,7 @@ int record_attention(const char *dir)
            exp_err / pow(10, floor(log10(exp_err))),
            (int)floor(log10(exp_err)));
     bd_def(f, "attention-exp2-ulps", "%.1f", exp_err / ldexp(1.0, -24));
-    /* W5b.1 The bfloat16 path */
+    /* W5b.2 The code of the bfloat16 path */
     fprintf(stderr, "record: attention: bfloat16\n");
     {
         double fma1 = 0, dot1 = 0; /* alternately, the best of three */

@@ -1,4 +1,4 @@
-/* W5b.1 The bfloat16 path */
+/* W5b.2 The code of the bfloat16 path */
 /* attention-bf16.c: the bfloat16 path of the attention kernel:
    rounding, the portable and vector emulations of vdpbf16ps, the
    kernels that use it, the AMX kernels, and the choice between them */
@@ -176,7 +176,7 @@ static TBF16 void pv16_tile_bf16(float *U, const uint16_t *P,
         c0 += 16 * w;
         nv -= w;
     }
-/* W5b.1 The bfloat16 path */
+/* W5b.2 The code of the bfloat16 path */
 #undef ATT_PV
 #undef ATT_PV_ROWS
 }
@@ -292,7 +292,7 @@ static T512 void pv16_tile_emul(float *U, const uint16_t *P,
         c0 += 16 * w;
         nv -= w;
     }
-/* W5b.1 The bfloat16 path */
+/* W5b.2 The code of the bfloat16 path */
 #undef ATT_PV
 #undef ATT_PV_ROWS
 }

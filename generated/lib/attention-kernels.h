@@ -27,7 +27,7 @@
 #define T256 __attribute__((target("avx2,fma")))
 #define TBF16 __attribute__((target("avx512f,avx512bf16")))
 #define ATT_INLINE __attribute__((always_inline)) inline
-/* W5b.1 The bfloat16 path */
+/* W5b.2 The code of the bfloat16 path */
 #if defined(__linux__)
 #define ATT_AMX 1
 #else
@@ -91,6 +91,11 @@ typedef struct att_job {
     att_bf16_kernels k16;
     rope_kv_cache packed; /* the call's packed tiles, if it made them */
 } att_job;
+/* W5.2 The other micro-kernels */
+typedef struct {
+    int step, taylor, ib, rows, pack, reduce, six, prefetch, spin;
+} att_tuning;
+/* W5.4 The workspace of a call */
 typedef struct {
     float *Q, *U, *S, *m, *l, *alpha, *tmp, *Kt, *Vt;
     int *nvalid;
@@ -98,18 +103,14 @@ typedef struct {
     int M, d; /* the shape it was made for */
     float *part; /* the caller's decode partial states */
     size_t part_n;
-    /* W5b.1 The bfloat16 path */
+    /* W5b.2 The code of the bfloat16 path */
     uint16_t *Q16, *Kt16, *Vt16, *P16; /* bf16 operands */
     float *Kw, *Vw; /* the AVX2 emulation's widened tiles */
     int e16q[ATT_IB], e16k, e16v; /* their smallest exponents */
-    /* 5.8 The driver, threads and load balance */
+    /* W5.4 The workspace of a call */
     float *lsave;
     float *pack; size_t pack_n; int pack_d; /* packed tiles, their d */
 } att_ws;
-/* W5.2 The other micro-kernels */
-typedef struct {
-    int step, taylor, ib, rows, pack, reduce, six, prefetch, spin;
-} att_tuning;
 /* W5.1 The three files of the kernel */
 ATT_HIDDEN void att_rotate_row(float *restrict out,
                                const float *restrict x,
@@ -120,7 +121,7 @@ ATT_HIDDEN int att_check(const rope_attention_params *p);
 ATT_HIDDEN void att_simd_kernels(rope_simd s, att_kernels *k);
 ATT_HIDDEN const char *att_env_bf16(void);
 ATT_HIDDEN extern att_tuning att_tune;
-/* W5b.1 The bfloat16 path */
+/* W5b.2 The code of the bfloat16 path */
 ATT_HIDDEN void att_plan_bf16(att_job *J, const rope_attention_params *p);
 ATT_HIDDEN void att_round_q_bf16(att_job *J, att_ws *w, int nb);
 ATT_HIDDEN void att_pack_tile_bf16(att_job *J, att_ws *w);

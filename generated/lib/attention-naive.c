@@ -26,7 +26,7 @@ int rope_attention_naive(float *out, const float *q, const float *k,
 {
     int e = att_check(p);
     if (e) return e;
-    /* W5b.1 The bfloat16 path */
+    /* W5b.2 The code of the bfloat16 path */
     float *v16 = NULL;
     if (p->kv_dtype == ROPE_DTYPE_BF16) {
         size_t vn = (size_t)p->batch * p->kv_len * p->n_kv_heads
@@ -57,7 +57,7 @@ int rope_attention_naive(float *out, const float *q, const float *k,
                                       p->start_pos + nk - n, p);
             if (e) break;
         }
-        /* W5b.1 The bfloat16 path */
+        /* W5b.2 The code of the bfloat16 path */
         if (p->kv_dtype == ROPE_DTYPE_BF16) {
             for (size_t i = 0; i < qn; i++)
                 qr[i] = rope_bf16_to_float(rope_bf16_round(qr[i]));

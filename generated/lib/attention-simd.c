@@ -604,7 +604,7 @@ static T256 void att_exp2_8(float *y, const float *x)
 {
     _mm256_storeu_ps(y, exp2_256(_mm256_loadu_ps(x)));
 }
-/* W5b.1 The bfloat16 path */
+/* W5b.2 The code of the bfloat16 path */
 static T256 void s_tile_wide256(float *S, const float *Q, const float *Kt,
                                 int M, int dp, float sc, int flush)
 {

@@ -194,7 +194,7 @@ static int att_ws_init(att_ws *w, const att_job *J)
     w->Vt = att_alloc(tile);
     if (w->Kt) memset(w->Kt, 0, tile); /* the padding stays zero */
     if (w->Vt) memset(w->Vt, 0, tile);
-    /* W5b.1 The bfloat16 path */
+    /* W5b.2 The code of the bfloat16 path */
     w->Q16 = att_alloc(sizeof(uint16_t) * G * M * dp);
     w->Kt16 = att_alloc(sizeof(uint16_t) * dp * ATT_BK);
     w->Vt16 = att_alloc(sizeof(uint16_t) * dp * ATT_BK);
@@ -217,7 +217,7 @@ static void att_ws_free(att_ws *w)
     w->Q = w->U = w->S = w->m = w->l = w->alpha = w->tmp = NULL;
     w->Kt = w->Vt = NULL;
     w->nvalid = NULL;
-    /* W5b.1 The bfloat16 path */
+    /* W5b.2 The code of the bfloat16 path */
     free(w->Q16); free(w->Kt16); free(w->Vt16); free(w->P16); free(w->lsave);
     free(w->Kw); free(w->Vw);
     w->Q16 = w->Kt16 = w->Vt16 = w->P16 = NULL;
@@ -267,7 +267,7 @@ static float *att_part_get(const att_job *J, size_t n)
 static size_t att_ws_floats(const att_job *J)
 {
     size_t M = (size_t)J->M, dp = (size_t)J->dp;
-    /* W5b.1 The bfloat16 path */
+    /* W5b.2 The code of the bfloat16 path */
     size_t bf16 = (ATT_IB * M * dp + 2 * dp * ATT_BK + M * ATT_BK) / 2 + M
                   + 2 * dp * ATT_BK + 7 * 16;
     /* W5.4 The workspace of a call */

@@ -88,7 +88,7 @@ double rope_exp2_poly_bound(void); /* bound of eq. attention-exp2 */
 enum { ROPE_ATTENTION_PACK_MIB = 32 }; /* packed tiles of a prefill */
 /* W5.6 The thread pool */
 #define ROPE_ATTENTION_SPIN_NS 1000000L /* pool threads spin, then sleep */
-/* W5b.1 The bfloat16 path */
+/* W5b.2 The code of the bfloat16 path */
 const char *rope_bf16_kernels(rope_simd s);
 int rope_bf16_native(rope_simd s);
 uint16_t rope_bf16_round(float x);

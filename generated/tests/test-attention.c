@@ -1352,7 +1352,7 @@ START_TEST(test_attention_cli_progress_on_a_terminal)
     rmdir(dir);
 }
 END_TEST
-/* W5b.1 The bfloat16 path */
+/* W5b.2 The code of the bfloat16 path */
 static uint32_t att_bits(uint64_t *st)
 {
     return (uint32_t)(rope_uniform(st) * 4294967296.0);
@@ -1530,7 +1530,7 @@ START_TEST(test_attention_bf16_threads_bit_identical)
             }
         }
         free(one); free(many);
-        /* W5b.1 The bfloat16 path */
+        /* W5b.2 The code of the bfloat16 path */
         att_free(&a);
     }
 }
@@ -1555,7 +1555,7 @@ START_TEST(test_attention_bf16_cache_and_bad_dtype)
                                               &a.p), 0);
     }
     ck_assert_int_eq(c.len, N);
-    /* W5b.1 The bfloat16 path */
+    /* W5b.2 The code of the bfloat16 path */
     ck_assert_int_eq(rope_attention_cached(viac, a.q, &c, &a.p), 0);
     ck_assert(!memcmp(full, viac, sizeof(float) * a.nq));
     rope_kv_cache_free(&c);
@@ -1771,7 +1771,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_cli_out_of_memory);
     tcase_add_loop_test(tc, test_attention_cli_refuses_overflow, 0, 3);
     tcase_add_test(tc, test_attention_cli_progress_on_a_terminal);
-    /* W5b.1 The bfloat16 path */
+    /* W5b.2 The code of the bfloat16 path */
     tcase_add_test(tc, test_attention_bf16_amx_arithmetic);
     tcase_add_test(tc, test_attention_bf16_kernel_choice);
     tcase_add_test(tc, test_attention_bf16_emulation_is_exact);

@@ -62,7 +62,7 @@ EXTRA_ROOTS_4 :=
 EXTRA_ROOTS_5 := generated/bench/bench-attention.c \
   generated/bench/bench-harness.c generated/bench/bench-harness.h
 
-EXTRA_ROOTS_6 := generated/lib/rope-ring.h generated/lib/ring-mpi.c \
+EXTRA_ROOTS_6 := generated/lib/ring-mpi.h generated/lib/ring-mpi.c \
   generated/cli/rope-ring-cli.c generated/tests/test-ring-mpi.c
 
 EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py

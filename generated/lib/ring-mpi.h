@@ -1,8 +1,9 @@
-/* rope-ring.h: ring attention over MPI (chapter 6). */
-#ifndef ROPE_RING_H
-#define ROPE_RING_H
+/* ring-mpi.h: ring attention over MPI (chapter 6). */
+#ifndef ROPE_RING_MPI_H
+#define ROPE_RING_MPI_H
 #include <mpi.h>
-#include "rope.h"
+#include "attention.h"
+#include "ring.h"
 
 typedef struct rope_ring_stats {
     double rotate_s; /* rotating the shard once */

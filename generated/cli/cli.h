@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include "rope.h"
 
+/* types and constants, chapter by chapter */
+#define CLI_MAX_HALF 2048 /* longest factor list the CLI stores */
+
 typedef int (*cli_command_fn)(int argc, char **argv);
 typedef struct cli_command {
     const char *name; /* the word after `rope' */

@@ -38,7 +38,6 @@ typedef enum {
     ROPE_SCALING_ELIST, ROPE_SCALING_EATTENTION,
     ROPE_SCALING_ETYPE
 } rope_scaling_error;
-#define CLI_MAX_HALF 2048 /* longest factor list the CLI stores */
 void rope_scaling_defaults(rope_scaling *s);
 int rope_scaling_check(const rope_scaling *s, int head_dim);
 const char *rope_scaling_strerror(int err);

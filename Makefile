@@ -72,7 +72,8 @@ EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py
 # roots that noroots finds equal to this list.  generated/ is grouped as
 # the book is: lib/ is the library a reader compares with MiniMind (Part I);
 # cli/, tests/, bookdata/, bench/ and exercises/ are the workshop (Part II).
-CORE_ROOTS := generated/lib/rope.h generated/lib/npy.h generated/tests/tests.h \
+CORE_ROOTS := generated/lib/rope.h generated/lib/npy.h generated/lib/npy.c \
+  generated/tests/tests.h generated/tests/test-npy.c \
   generated/cli/cli.h generated/bookdata/bookdata.h \
   generated/cli/rope-cli.c generated/cli/cli-util.c \
   generated/tests/test-main.c generated/tests/test-util.c \
@@ -114,10 +115,10 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 HEADERS := $(addprefix $(T)/,$(notdir $(filter %.h,$(ROOTS))))
-LIB_OBJS := $(foreach m,$(NAMES),$(B)/obj/$m.o)
+LIB_OBJS := $(foreach m,$(NAMES),$(B)/obj/$m.o) $(B)/obj/npy.o
 CLI_OBJS := $(B)/obj/rope-cli.o $(B)/obj/cli-util.o \
   $(foreach m,$(NAMES),$(B)/obj/cli-$m.o)
-TEST_OBJS := $(B)/obj/test-main.o $(B)/obj/test-util.o \
+TEST_OBJS := $(B)/obj/test-main.o $(B)/obj/test-util.o $(B)/obj/test-npy.o \
   $(foreach m,$(NAMES),$(B)/obj/test-$m.o $(B)/obj/test-exercises-$m.o \
   $(B)/obj/exercises-$m-solution.o)
 BOOKDATA_OBJS := $(B)/obj/bookdata-main.o $(B)/obj/bookdata-util.o \
@@ -371,7 +372,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 FUZZ_CFLAGS = $(WARN) -Wno-unknown-attributes -O1 -g $(FUZZ_SAN) \
   -fsanitize=fuzzer-no-link \
   -ffp-contract=off -D_POSIX_C_SOURCE=200809L -I$(T) -pthread
-FUZZ_LIB = $(foreach m,$(NAMES),$(FZ)/obj/$m.o)
+FUZZ_LIB = $(foreach m,$(NAMES),$(FZ)/obj/$m.o) $(FZ)/obj/npy.o
 FUZZ_CLI = $(FZ)/obj/cli-util.o $(foreach m,$(NAMES),$(FZ)/obj/cli-$m.o)
 
 $(FZ)/obj/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp

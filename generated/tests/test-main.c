@@ -8,6 +8,7 @@ static const struct {
     Suite *(*make)(void);
 } suites[] = {
     /* {chapter, suite}, chapter by chapter */
+    {3, npy_suite},
     {1, positions_suite},
     {1, exercises_positions_suite},
     {2, sinusoidal_suite},

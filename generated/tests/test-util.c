@@ -159,6 +159,22 @@ void ex_check_long(const ex_info *ex, long got, long want,
     ex_fail(ex, "%s expected %ld, got %ld", what, want, got);
 }
 /* shared test helpers, chapter by chapter */
+size_t make_npy(unsigned char *buf, int major, const char *header,
+                const float *x, size_t nx)
+{
+    size_t pre = major == 1 ? 10 : 12, hl = strlen(header), k = 0;
+    size_t total = hl + 1;
+    while ((pre + total) % 64 != 0) total++;
+    memcpy(buf, "\x93NUMPY", 6);
+    buf[6] = (unsigned char)major; buf[7] = 0;
+    for (size_t i = 0; i < pre - 8; i++)
+        buf[8 + i] = (unsigned char)(total >> (8 * i));
+    memcpy(buf + pre, header, hl);
+    for (k = pre + hl; k < pre + total - 1; k++) buf[k] = ' ';
+    buf[k++] = '\n';
+    memcpy(buf + k, x, nx * sizeof *x); /* a little-endian host */
+    return k + nx * sizeof *x;
+}
 void randfill(float *x, size_t n, unsigned seed)
 {
     unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1u);

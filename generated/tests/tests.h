@@ -31,6 +31,9 @@ void ex_check_double(const ex_info *ex, double got, double want,
 void ex_check_long(const ex_info *ex, long got, long want,
                    const char *fmt, ...);
 /* suites, chapter by chapter */
+Suite *npy_suite(void);
+size_t make_npy(unsigned char *buf, int major, const char *header,
+                const float *x, size_t nx);
 Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);
 Suite *sinusoidal_suite(void);

@@ -74,7 +74,8 @@ EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py
 # cli/, tests/, bookdata/, bench/ and exercises/ are the workshop (Part II).
 CORE_ROOTS := generated/lib/rope.h generated/lib/npy.h generated/lib/npy.c \
   generated/tests/tests.h generated/tests/test-npy.c \
-  generated/cli/cli.h generated/bookdata/bookdata.h \
+  generated/cli/cli.h generated/cli/tables.h generated/cli/tables.c \
+  generated/bookdata/bookdata.h \
   generated/cli/rope-cli.c generated/cli/cli-util.c \
   generated/tests/test-main.c generated/tests/test-util.c \
   generated/bookdata/bookdata-main.c generated/bookdata/bookdata-util.c \
@@ -116,12 +117,17 @@ endif
 
 HEADERS := $(addprefix $(T)/,$(notdir $(filter %.h,$(ROOTS))))
 LIB_OBJS := $(foreach m,$(NAMES),$(B)/obj/$m.o) $(B)/obj/npy.o
-CLI_OBJS := $(B)/obj/rope-cli.o $(B)/obj/cli-util.o \
+# The tables that the program and the book share (the frame of the
+# workshop) are linked by the CLI, the book-data writer and the tests.
+TABLES_OBJS := $(B)/obj/tables.o
+CLI_OBJS := $(B)/obj/rope-cli.o $(B)/obj/cli-util.o $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/cli-$m.o)
 TEST_OBJS := $(B)/obj/test-main.o $(B)/obj/test-util.o $(B)/obj/test-npy.o \
+  $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/test-$m.o $(B)/obj/test-exercises-$m.o \
   $(B)/obj/exercises-$m-solution.o)
 BOOKDATA_OBJS := $(B)/obj/bookdata-main.o $(B)/obj/bookdata-util.o \
+  $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/bookdata-$m.o)
 # Chapter 5's book data runs the benchmark harness that make bench runs.
 BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o)
@@ -373,7 +379,8 @@ FUZZ_CFLAGS = $(WARN) -Wno-unknown-attributes -O1 -g $(FUZZ_SAN) \
   -fsanitize=fuzzer-no-link \
   -ffp-contract=off -D_POSIX_C_SOURCE=200809L -I$(T) -pthread
 FUZZ_LIB = $(foreach m,$(NAMES),$(FZ)/obj/$m.o) $(FZ)/obj/npy.o
-FUZZ_CLI = $(FZ)/obj/cli-util.o $(foreach m,$(NAMES),$(FZ)/obj/cli-$m.o)
+FUZZ_CLI = $(FZ)/obj/cli-util.o $(FZ)/obj/tables.o \
+  $(foreach m,$(NAMES),$(FZ)/obj/cli-$m.o)
 
 $(FZ)/obj/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
 	@mkdir -p $(@D)

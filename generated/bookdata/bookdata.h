@@ -3,6 +3,7 @@
 #define ROPE_BOOKDATA_H
 #include <stdio.h>
 #include "rope.h"
+#include "tables.h"
 
 FILE *bd_open(const char *dir, const char *name);
 FILE *bd_numbers_open(const char *dir, const char *chapter);

@@ -35,15 +35,4 @@ double rope_normalized_position(int t, int n);
 void rope_add_normalized_positions(double *x, int n, int d);
 double rope_norm(const double *x, int d);
 double rope_cosine(const double *a, const double *b, int d);
-/* chapter 1's tables and their helpers (workshop W1) */
-enum { ROPE_BOOK_SEED = 2024 };
-void rope_print_catdog(FILE *out, int latex);
-void rope_print_integer(FILE *out, int latex);
-void rope_print_normalized(FILE *out, int latex);
-enum { ROPE_CH1_DMODEL = 768 };
-#define ROPE_CH1_SIGMA 0.02
-void rope_two_embeddings(double *a, double *b, int d, double sigma,
-                         uint64_t seed);
-double rope_cosine_at_position(const double *a, const double *b, int d,
-                               double t);
 #endif

@@ -27,8 +27,6 @@ int rope_pe_score_terms(const double *x, const double *pe,
                         int d_model, int d, double *s, double *terms);
 double rope_pe_wavelength(int i, int d_model, double base);
 double rope_pe_half_turn(int i, int d_model, double base);
-int rope_pe_print_rows(FILE *out, const long *positions, size_t n,
-                       int d_model, double base);
 void rope_pe_draw_example(uint64_t seed, int n, int d_model, int d,
                           double *x, double *wq, double *wk);
 double rope_pe_rms(const double *a, size_t len);

@@ -230,7 +230,7 @@ START_TEST(test_demo_prints_the_library_tables)
 {
     static const char *names[] = {"permutation", "integer", "normalized"};
     void (*printers[])(FILE *, int) = {
-        rope_print_catdog, rope_print_integer, rope_print_normalized
+        table_print_catdog, table_print_integer, table_print_normalized
     };
     char args[64];
     snprintf(args, sizeof args, "demo %s", names[_i]);

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <stddef.h>
 #include "rope.h"
+#include "tables.h"
 
 double *golden_read(const char *path, size_t *n_out);
 double *golden_read_column(const char *path, int column, size_t *n_out);

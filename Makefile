@@ -179,6 +179,18 @@ $(B)/rope-ring: $(B)/mpi/rope-ring-cli.o $(B)/mpi/ring-mpi.o \
 $(B)/test-ring-mpi: $(B)/mpi/test-ring-mpi.o $(B)/mpi/ring-mpi.o $(B)/librope.a
 	$(MPICC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Every header compiles on its own, as Hanson's interfaces do: a unit
+# that includes only it, with the build's warnings (the MPI header with
+# mpicc).  make test builds these objects.
+HEADER_CHECKS = $(patsubst $(T)/%.h,$(B)/hdr/%.o,$(filter-out \
+  %/ring-mpi.h,$(HEADERS))) $(if $(RING),$(B)/hdr/ring-mpi.o)
+$(B)/hdr/%.o: $(T)/%.h $(HEADERS) | $(T)/.stamp
+	@mkdir -p $(@D)
+	echo '#include "$*.h"' | $(CC) $(ALLCFLAGS) -x c -c - -o $@
+$(B)/hdr/ring-mpi.o: $(T)/ring-mpi.h $(HEADERS) | $(T)/.stamp
+	@mkdir -p $(@D)
+	echo '#include "ring-mpi.h"' | $(MPICC) $(ALLCFLAGS) -x c -c - -o $@
+
 # ---------------------------------------------------------------- tests
 $(B)/test-rope: $(TEST_OBJS) $(BENCH_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
@@ -188,7 +200,8 @@ $(B)/test-rope: $(TEST_OBJS) $(BENCH_OBJS) $(B)/librope.a
 STARTER_OBJS := $(foreach m,$(NAMES),$(B)/obj/exercises-$m-starter.o)
 
 test: deps
-	@$(MAKE) --no-print-directory $(B)/test-rope $(B)/rope $(STARTER_OBJS) $(RING)
+	@$(MAKE) --no-print-directory $(B)/test-rope $(B)/rope $(STARTER_OBJS) $(RING) \
+	  $(HEADER_CHECKS)
 	ROPE_CLI=$(B)/rope $(RING_ENV) $(B)/test-rope $(CHAPTER)
 	$(PYTEST_STEP)
 

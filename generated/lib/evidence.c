@@ -1,5 +1,9 @@
 /* generated/lib/evidence.c: a tiny MiniMind-shaped model (chapter 7) */
-#include "rope.h"
+#include "evidence.h"
+#include "positions.h"
+#include "rotary.h"
+#include "scaling.h"
+#include "sinusoidal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* evidence.h: chapter 7: a tiny MiniMind-shaped model */
+/* evidence.h: a tiny MiniMind-shaped model (chapter 7) */
 #ifndef ROPE_EVIDENCE_H
 #define ROPE_EVIDENCE_H
 #include <stddef.h>

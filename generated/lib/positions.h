@@ -1,9 +1,7 @@
-/* positions.h: chapter 1: attention without positions */
+/* positions.h: attention without positions (chapter 1) */
 #ifndef ROPE_POSITIONS_H
 #define ROPE_POSITIONS_H
-#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 /* chapter 1: the example of "cat chases dog" */
 enum { ROPE_EX_VOCAB = 3, ROPE_EX_DMODEL = 8, ROPE_EX_DHEAD = 4 };
 typedef struct rope_example {

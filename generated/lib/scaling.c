@@ -1,5 +1,6 @@
 /* generated/lib/scaling.c: RoPE scaling for long contexts (chapter 4) */
-#include "rope.h"
+#include "rotary.h"
+#include "scaling.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* scaling.h: chapter 4: RoPE scaling for long context */
+/* scaling.h: RoPE scaling for long context (chapter 4) */
 #ifndef ROPE_SCALING_H
 #define ROPE_SCALING_H
 #include "rotary.h"

@@ -1,7 +1,8 @@
 /* sinusoidal.c: chapter 2, the sinusoidal position encoding. */
 #include <math.h>
 #include <stdlib.h>
-#include "rope.h"
+#include "positions.h"
+#include "sinusoidal.h"
 
 int rope_pe_check(int d_model, double base)
 {

@@ -1,9 +1,8 @@
-/* sinusoidal.h: chapter 2: the sinusoidal position encoding */
+/* sinusoidal.h: the sinusoidal position encoding (chapter 2) */
 #ifndef ROPE_SINUSOIDAL_H
 #define ROPE_SINUSOIDAL_H
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 /* chapter 2: pi, and the errors of the sinusoidal encoding */
 #define ROPE_PE_PI 3.14159265358979323846
 enum {

@@ -60,7 +60,10 @@ EXTRA_ROOTS_3 :=
 EXTRA_ROOTS_4 :=
 
 EXTRA_ROOTS_5 := generated/bench/bench-attention.c \
-  generated/bench/bench-harness.c generated/bench/bench-harness.h
+  generated/bench/bench-harness.c generated/bench/bench-harness.h \
+  generated/bench/bench-machine.c generated/bench/bench-machine.h \
+  generated/lib/attention-kernels.h generated/lib/attention-tune.h \
+  generated/lib/attention-simd.c generated/lib/attention-bf16.c
 
 EXTRA_ROOTS_6 := generated/lib/ring-mpi.h generated/lib/ring-mpi.c \
   generated/cli/rope-ring-cli.c generated/tests/test-ring-mpi.c
@@ -116,7 +119,10 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 HEADERS := $(addprefix $(T)/,$(notdir $(filter %.h,$(ROOTS))))
-LIB_OBJS := $(foreach m,$(NAMES),$(B)/obj/$m.o) $(B)/obj/npy.o
+# Chapter 5's kernel is three files (attention.c and its two speed paths);
+# npy.c reads and writes the NumPy files of the workshop's frame.
+LIB_EXTRA := $(if $(filter attention,$(NAMES)),attention-simd attention-bf16)
+LIB_OBJS := $(foreach m,$(NAMES) $(LIB_EXTRA) npy,$(B)/obj/$m.o)
 # The tables that the program and the book share (the frame of the
 # workshop) are linked by the CLI, the book-data writer and the tests.
 TABLES_OBJS := $(B)/obj/tables.o
@@ -130,7 +136,8 @@ BOOKDATA_OBJS := $(B)/obj/bookdata-main.o $(B)/obj/bookdata-util.o \
   $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/bookdata-$m.o)
 # Chapter 5's book data runs the benchmark harness that make bench runs.
-BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o)
+BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o \
+  $(B)/obj/bench-machine.o)
 BOOKDATA_OBJS += $(BENCH_OBJS)
 
 .PHONY: all tangle check-generated lint test book check-book exercise bench \
@@ -391,7 +398,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 FUZZ_CFLAGS = $(WARN) -Wno-unknown-attributes -O1 -g $(FUZZ_SAN) \
   -fsanitize=fuzzer-no-link \
   -ffp-contract=off -D_POSIX_C_SOURCE=200809L -I$(T) -pthread
-FUZZ_LIB = $(foreach m,$(NAMES),$(FZ)/obj/$m.o) $(FZ)/obj/npy.o
+FUZZ_LIB = $(foreach m,$(NAMES) $(LIB_EXTRA) npy,$(FZ)/obj/$m.o)
 FUZZ_CLI = $(FZ)/obj/cli-util.o $(FZ)/obj/tables.o \
   $(foreach m,$(NAMES),$(FZ)/obj/cli-$m.o)
 

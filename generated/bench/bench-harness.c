@@ -9,6 +9,12 @@
 #include <time.h>
 #include "bench-harness.h"
 
+void bench_env(const char *name, const char *value)
+{
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+    rope_attention_env_reload();
+}
 double bench_now(void)
 {
     struct timespec t;

@@ -3,6 +3,8 @@
 #ifndef ROPE_BENCH_HARNESS_H
 #define ROPE_BENCH_HARNESS_H
 #include "rope.h"
+#include "attention-tune.h"
+#include "bench-machine.h"
 
 typedef struct {
     int n, kv, d, threads; /* seq_len, kv_len, head_dim */
@@ -54,6 +56,7 @@ typedef enum {
     BENCH_MET, BENCH_NOT_MET, BENCH_NOT_MEASURED
 } bench_verdict;
 #define BOOK_NOISE_SPREAD 0.5 /* [min, max] wider: noise */
+void bench_env(const char *name, const char *value);
 double bench_now(void);
 double bench_cpu_now(void);
 void bench_sleep_ns(long ns);

@@ -33,9 +33,9 @@ static int att_book_differ(double *share)
     p.freqs_cos = b[4]; p.freqs_sin = b[5];
     p.kv_dtype = ROPE_DTYPE_BF16;
     int e = rope_attention(o, b[0], b[1], b[2], &p);
-    setenv("ROPE_BF16", "dpbf16", 1);
+    bench_env("ROPE_BF16", "dpbf16");
     e = e || rope_attention(b[3], b[0], b[1], b[2], &p);
-    unsetenv("ROPE_BF16");
+    bench_env("ROPE_BF16", NULL);
     for (size_t i = 0; !e && i < n; i++) diff += o[i] != b[3][i];
     *share = (double)diff / (double)n;
     for (int i = 0; i < 6; i++) free(b[i]);
@@ -632,9 +632,9 @@ int bookdata_attention(const char *dir)
                 gf[k] = fl / (t1 - t0) / 1e9;
                 gb[k] = fl / (t2 - t1) / 1e9;
                 if (amx) {
-                    setenv("ROPE_BF16", "dpbf16", 1);
+                    bench_env("ROPE_BF16", "dpbf16");
                     int e = rope_attention(b[3], b[0], b[1], b[2], &p);
-                    unsetenv("ROPE_BF16");
+                    bench_env("ROPE_BF16", NULL);
                     if (e) return 1;
                     rdp[k] = (t1 - t0) / (att_book_now() - t2);
                 } else {

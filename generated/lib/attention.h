@@ -64,8 +64,6 @@ rope_simd rope_simd_resolve(rope_simd want);
 const char *rope_simd_name(rope_simd s);
 int rope_simd_parse(const char *name, rope_simd *out);
 void rope_exp2_vec(float *y, const float *x, int n, rope_simd s);
-double rope_fma_peak(rope_simd s, int n_threads, double seconds);
-double rope_triad_bandwidth(double seconds);
 int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
                    int n_kv_heads, int head_dim, int n_rep);
 int rope_kv_cache_init(rope_kv_cache *c, int batch, int n_kv_heads,
@@ -79,10 +77,6 @@ int rope_attention_cached(float *out, const float *q,
 void rope_kv_cache_free(rope_kv_cache *c);
 long rope_attention_allocations(void);
 double rope_exp2_poly_bound(void); /* bound of eq. attention-exp2 */
-enum { ROPE_TUNE_STEP, ROPE_TUNE_TAYLOR, ROPE_TUNE_ITEM_BLOCKS,
-       ROPE_TUNE_ROWS, ROPE_TUNE_PACK, ROPE_TUNE_REDUCE, ROPE_TUNE_SIX,
-       ROPE_TUNE_PREFETCH, ROPE_TUNE_SPIN };
-int rope_attention_tune(int knob, int value); /* measurements only */
 const char *rope_bf16_kernels(rope_simd s);
 int rope_bf16_native(rope_simd s);
 uint16_t rope_bf16_round(float x);
@@ -93,15 +87,8 @@ int rope_bf16_dot(float *z, const uint32_t *a, const uint32_t *b,
 int rope_bf16_amx(rope_simd s);
 int rope_bf16_amx_dot(float *z, const uint16_t *a, const uint16_t *b,
                       int n);
-double rope_bf16_amx_peak(double seconds);
-double rope_bf16_amx_error(long lanes, uint64_t seed);
-int rope_bf16_amx_probe(int which, double *got, double *want,
-                        double *mag);
-double rope_bf16_dot_peak(double seconds);
 double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
                              double vmax);
 enum { ROPE_ATTENTION_PACK_MIB = 32 }; /* packed tiles of a prefill */
 #define ROPE_ATTENTION_SPIN_NS 1000000L /* pool threads spin, then sleep */
-double rope_fma_round_flops(rope_simd s); /* one round, one thread */
-double rope_fma_load_share(rope_simd s, double seconds);
 #endif

@@ -80,6 +80,113 @@ static int att_paths(rope_simd *paths)
         if (rope_simd_available(all[i])) paths[n++] = all[i];
     return n;
 }
+typedef struct {
+    int n, kv, h, hkv, d, causal, rope, inter, threads;
+    long start;
+    int lse, cached, rotated;
+} att_ck_case;
+static const att_ck_case att_ck_cases[] = {
+    {300, 300, 8, 2, 64, 1, 1, 0, 1, 0, 1, 0, 0},
+    {300, 300, 8, 2, 64, 1, 1, 0, 2, 0, 1, 0, 0},
+    {37, 101, 4, 1, 96, 1, 1, 1, 1, 5, 1, 0, 0},
+    {65, 190, 4, 4, 128, 0, 0, 0, 2, 0, 1, 0, 0},
+    {1, 2000, 8, 2, 64, 1, 1, 0, 2, 0, 1, 0, 1},
+    {1, 2000, 8, 4, 96, 1, 1, 0, 1, 7, 1, 0, 1},
+    {129, 129, 2, 1, 24, 1, 1, 0, 1, 0, 0, 0, 0},
+    {5, 300, 8, 2, 64, 1, 1, 0, 2, 3, 1, 1, 0},
+    {1, 300, 8, 2, 64, 1, 1, 1, 1, 3, 1, 1, 0},
+};
+static uint64_t att_ck_hash(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+static float att_ck_rand(uint64_t *st)
+{
+    *st = *st * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((double)(*st >> 40) / 16777216.0 * 2 - 1);
+}
+static int att_ck_path(const char *name, rope_simd *s, int *bf16,
+                       int *naive)
+{
+    static const char *const paths[][4] = { /* name, simd, ROPE_BF16, kernels */
+        {"f32-scalar", "scalar", NULL, NULL},
+        {"f32-avx2", "avx2", NULL, NULL},
+        {"f32-avx512", "avx512", NULL, NULL},
+        {"bf16-portable", "avx512", "scalar", "portable-emulation"},
+        {"bf16-avx2-emulation", "avx2", NULL, "avx2-emulation"},
+        {"bf16-avx512f-emulation", "avx512", "emulate",
+         "avx512f-emulation"},
+        {"bf16-vdpbf16ps", "avx512", "dpbf16", "vdpbf16ps"},
+        {"bf16-amx", "avx512", NULL, "amx"},
+        {"naive", "scalar", NULL, NULL}};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        if (strcmp(name, paths[i][0])) continue;
+        ck_assert_int_eq(rope_simd_parse(paths[i][1], s), 0);
+        *bf16 = paths[i][3] != NULL;
+        *naive = !strcmp(name, "naive");
+        bench_env("ROPE_BF16", paths[i][2]);
+        if (!rope_simd_available(*s)) return 1;
+        return *bf16 && strcmp(rope_bf16_kernels(*s), paths[i][3]);
+    }
+    ck_abort_msg("unknown path %s in the checksum file", name);
+    return 1;
+}
+static uint64_t att_ck_run(int ci, rope_simd s, int bf16, int naive)
+{
+    const att_ck_case *c = &att_ck_cases[ci];
+    uint64_t st = 1234 + (uint64_t)ci;
+    size_t nq = (size_t)c->n * c->h * c->d;
+    size_t nk = (size_t)c->kv * c->hkv * c->d;
+    long tl = c->start + c->kv + 4;
+    float *q = malloc(4 * nq), *k = malloc(4 * nk), *v = malloc(4 * nk);
+    float *o = malloc(4 * nq), *lse = malloc(4 * (size_t)c->n * c->h);
+    float *fc = malloc(4 * (size_t)tl * c->d);
+    float *fs = malloc(4 * (size_t)tl * c->d);
+    ck_assert(q && k && v && o && lse && fc && fs);
+    for (size_t i = 0; i < nq; i++) q[i] = 2 * att_ck_rand(&st);
+    for (size_t i = 0; i < nk; i++) k[i] = 2 * att_ck_rand(&st);
+    for (size_t i = 0; i < nk; i++) v[i] = att_ck_rand(&st);
+    ck_assert_int_eq(rope_precompute_freqs_cis(fc, fs, c->d, tl, 1e6,
+                                               ROPE_PRECISION_FLOAT), 0);
+    rope_attention_params p;
+    rope_attention_defaults(&p);
+    p.batch = 1; p.seq_len = c->n; p.kv_len = c->kv;
+    p.n_heads = c->h; p.n_kv_heads = c->hkv; p.head_dim = c->d;
+    p.start_pos = c->start; p.causal = c->causal;
+    p.n_threads = c->threads; p.simd = s;
+    if (c->rope) { p.freqs_cos = fc; p.freqs_sin = fs; p.table_len = tl; }
+    p.pairing = c->inter ? ROPE_PAIRING_INTERLEAVED : ROPE_PAIRING_HALF;
+    p.keys_rotated = c->rotated;
+    p.lse = c->lse ? lse : NULL;
+    p.kv_dtype = bf16 ? ROPE_DTYPE_BF16 : ROPE_DTYPE_F32;
+    if (naive) {
+        p.lse = NULL;
+        ck_assert_int_eq(rope_attention_naive(o, q, k, v, &p), 0);
+    } else if (c->cached) {
+        rope_kv_cache kc;
+        rope_attention_params ap = p;
+        size_t old = (size_t)(c->kv - c->n) * c->hkv * c->d;
+        ap.start_pos = 0; ap.seq_len = ap.kv_len = c->kv;
+        ck_assert_int_eq(rope_kv_cache_init(&kc, 1, c->hkv, c->d, 16), 0);
+        ck_assert_int_eq(rope_kv_cache_append(&kc, k, v, c->kv - c->n, &ap), 0);
+        ck_assert_int_eq(rope_kv_cache_append(&kc, k + old, v + old, c->n, &ap),
+                         0);
+        p.start_pos = 0;
+        ck_assert_int_eq(rope_attention_cached(o, q, &kc, &p), 0);
+        rope_kv_cache_free(&kc);
+    } else {
+        ck_assert_int_eq(rope_attention(o, q, k, v, &p), 0);
+    }
+    uint64_t h = att_ck_hash(1469598103934665603ull, o, 4 * nq);
+    if (p.lse) h = att_ck_hash(h, lse, 4 * (size_t)c->n * c->h);
+    free(q); free(k); free(v); free(o); free(lse); free(fc); free(fs);
+    return h;
+}
 static void att_put_npy(const char *dir, const char *name,
                         const float *x, int ndim, const long *shape)
 {
@@ -281,15 +388,15 @@ START_TEST(test_attention_bf16_native_equals_emulation)
         a.p.simd = ROPE_SIMD_AVX512;
         float *o1 = malloc(sizeof(float) * a.nq);
         float *o2 = malloc(sizeof(float) * a.nq);
-        setenv("ROPE_BF16", "dpbf16", 1);
+        bench_env("ROPE_BF16", "dpbf16");
         ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 0);
         ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
-        unsetenv("ROPE_BF16");
+        bench_env("ROPE_BF16", NULL);
         for (int h = 0; h < 2; h++) {
-            setenv("ROPE_BF16", how[h], 1);
+            bench_env("ROPE_BF16", how[h]);
             ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX512), name[h]);
             ck_assert_int_eq(rope_attention(o2, a.q, a.k, a.v, &a.p), 0);
-            unsetenv("ROPE_BF16");
+            bench_env("ROPE_BF16", NULL);
             ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
                           "shape %d: %s differs", s, how[h]);
         }
@@ -317,11 +424,11 @@ START_TEST(test_attention_bf16_avx2_equals_portable)
         ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX2),
                          "avx2-emulation");
         ck_assert_int_eq(rope_attention(o1, a.q, a.k, a.v, &a.p), 0);
-        setenv("ROPE_BF16", "scalar", 1);
+        bench_env("ROPE_BF16", "scalar");
         ck_assert_str_eq(rope_bf16_kernels(ROPE_SIMD_AVX2),
                          "portable-emulation");
         ck_assert_int_eq(rope_attention(o2, a.q, a.k, a.v, &a.p), 0);
-        unsetenv("ROPE_BF16");
+        bench_env("ROPE_BF16", NULL);
         ck_assert_msg(!memcmp(o1, o2, sizeof(float) * a.nq),
                       "shape %d: the AVX2 emulation differs", s);
         free(o1); free(o2); att_free(&a);
@@ -398,9 +505,9 @@ START_TEST(test_attention_bf16_amx_arithmetic)
         ck_assert_int_eq(rope_bf16_amx_probe(pr, &got, &want, &mag), 0);
         ck_assert(fabs(got - want) <= 32 * u / (1 - 32 * u) * mag);
     }
-    setenv("ROPE_BF16", "dpbf16", 1);
+    bench_env("ROPE_BF16", "dpbf16");
     ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 0);
-    unsetenv("ROPE_BF16");
+    bench_env("ROPE_BF16", NULL);
     ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX512), 1);
     ck_assert_int_eq(rope_bf16_amx(ROPE_SIMD_AVX2), 0);
 }
@@ -422,15 +529,15 @@ START_TEST(test_attention_bf16_kernel_choice)
                            : s == ROPE_SIMD_AVX2 ? "avx2-emulation"
                            : bf && !strcmp(got, "amx") ? "amx" : dp;
         ck_assert_str_eq(got, want);
-        setenv("ROPE_BF16", "scalar", 1);
+        bench_env("ROPE_BF16", "scalar");
         ck_assert_str_eq(rope_bf16_kernels(s), "portable-emulation");
-        setenv("ROPE_BF16", "emulate", 1);
+        bench_env("ROPE_BF16", "emulate");
         ck_assert_str_eq(rope_bf16_kernels(s), x512 ? "avx512f-emulation"
                                                     : "portable-emulation");
-        setenv("ROPE_BF16", "dpbf16", 1);
+        bench_env("ROPE_BF16", "dpbf16");
         ck_assert_str_eq(rope_bf16_kernels(s),
                          s == ROPE_SIMD_AVX512 ? dp : want);
-        unsetenv("ROPE_BF16");
+        bench_env("ROPE_BF16", NULL);
     }
 }
 END_TEST
@@ -976,15 +1083,54 @@ START_TEST(test_attention_simd_env)
 {
     rope_simd best = rope_simd_resolve(ROPE_SIMD_AVX512), s;
     ck_assert(rope_simd_available(best));
-    setenv("ROPE_SIMD", "scalar", 1);
+    bench_env("ROPE_SIMD", "scalar");
     ck_assert_int_eq(rope_simd_resolve(ROPE_SIMD_AUTO),
                      ROPE_SIMD_SCALAR);
-    setenv("ROPE_SIMD", "no-such-path", 1);
+    bench_env("ROPE_SIMD", "no-such-path");
     ck_assert_int_eq(rope_simd_resolve(ROPE_SIMD_AUTO), best);
-    unsetenv("ROPE_SIMD");
+    bench_env("ROPE_SIMD", NULL);
+    ck_assert_int_eq(rope_simd_resolve(ROPE_SIMD_AUTO), best);
+    setenv("ROPE_SIMD", "scalar", 1); /* not read again */
+    ck_assert_int_eq(rope_simd_resolve(ROPE_SIMD_AUTO), best);
+    bench_env("ROPE_SIMD", NULL);
     ck_assert_int_eq(rope_simd_parse("avx2", &s), 0);
     ck_assert_int_eq(s, ROPE_SIMD_AVX2);
     ck_assert_int_ne(rope_simd_parse("avx", &s), 0);
+}
+END_TEST
+START_TEST(test_attention_outputs_unchanged)
+{
+    FILE *f = fopen("tests/checksums/attention-outputs.txt", "r");
+    char line[256], path[64], what[16];
+    unsigned long long want;
+    int compared = 0;
+    ck_assert_msg(f != NULL, "tests/checksums/attention-outputs.txt");
+    while (fgets(line, sizeof line, f)) {
+        rope_simd s;
+        int ci, bf16, naive;
+        if (line[0] == '#') continue;
+        if (sscanf(line, "exp2 %15s %llx", what, &want) == 2) {
+            enum { NX = 4096 };
+            static float x[NX], y[NX];
+            ck_assert_int_eq(rope_simd_parse(what, &s), 0);
+            if (!rope_simd_available(s)) continue;
+            for (int i = 0; i < NX; i++) x[i] = -130.0f + 140.0f * (float)i / NX;
+            rope_exp2_vec(y, x, NX, s);
+            ck_assert_msg(att_ck_hash(1469598103934665603ull, y, sizeof y) == want,
+                          "exp2 %s changed", what);
+            compared++;
+            continue;
+        }
+        ck_assert_msg(sscanf(line, "%63s case %d %llx", path, &ci, &want)
+                      == 3 && ci >= 0 && ci < 9, "bad line: %s", line);
+        if (att_ck_path(path, &s, &bf16, &naive)) continue;
+        ck_assert_msg(att_ck_run(ci, s, bf16, naive) == want,
+                      "%s case %d changed", path, ci);
+        compared++;
+    }
+    fclose(f);
+    bench_env("ROPE_BF16", NULL);
+    ck_assert_int_ge(compared, 9 + 7); /* scalar and naive at least */
 }
 END_TEST
 START_TEST(test_attention_rejects_bad_arguments)
@@ -1586,6 +1732,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_bf16_threads_bit_identical);
     tcase_add_test(tc, test_attention_bf16_cache_and_bad_dtype);
     tcase_add_test(tc, test_fma_load_share);
+    tcase_add_test(tc, test_attention_outputs_unchanged);
     tcase_add_test(tc, test_attention_two_keys_closed_form);
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
     tcase_add_test(tc, test_attention_threads_bit_identical);

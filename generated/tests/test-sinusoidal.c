@@ -364,7 +364,7 @@ START_TEST(test_print_rows_matches_formula)
     fclose(f);
 }
 END_TEST
-START_TEST(test_cli_pe_prints_the_library_rows)
+START_TEST(test_cli_pe_prints_the_shared_rows)
 {
     static const long pos[3] = {0, 1, 50};
     char *expect = NULL;
@@ -428,7 +428,7 @@ Suite *sinusoidal_suite(void)
     tcase_add_test(tab, test_pe_float_close_to_double);
     tcase_add_test(tab, test_pe_rejects_bad_arguments);
     tcase_add_test(cli, test_print_rows_matches_formula);
-    tcase_add_test(cli, test_cli_pe_prints_the_library_rows);
+    tcase_add_test(cli, test_cli_pe_prints_the_shared_rows);
     tcase_add_loop_test(cli, test_cli_pe_rejects_bad_arguments, 0,
                         (int)N_PE_BAD_CALLS);
     tcase_add_loop_test(rot, test_shift_is_rotation, 0, (int)N_PE_GRID_T);

@@ -68,7 +68,7 @@ EXTRA_ROOTS_5 := generated/bench/bench-attention.c \
   generated/lib/attention-simd.c generated/lib/attention-bf16.c \
   generated/lib/attention-naive.c
 
-EXTRA_ROOTS_6 := generated/lib/rope-ring.h generated/lib/ring-mpi.c \
+EXTRA_ROOTS_6 := generated/lib/ring-mpi.h generated/lib/ring-mpi.c \
   generated/bench/record-ring.c \
   generated/cli/rope-ring-cli.c generated/tests/test-ring-mpi.c
 
@@ -79,8 +79,10 @@ EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py
 # roots that noroots finds equal to this list.  generated/ is grouped as
 # the book is: lib/ is the library a reader compares with MiniMind (Part I);
 # cli/, tests/, bookdata/, bench/ and exercises/ are the workshop (Part II).
-CORE_ROOTS := generated/lib/rope.h generated/lib/npy.h generated/tests/tests.h \
-  generated/cli/cli.h generated/bookdata/bookdata.h \
+CORE_ROOTS := generated/lib/rope.h generated/lib/npy.h generated/lib/npy.c \
+  generated/tests/tests.h generated/tests/test-npy.c \
+  generated/cli/cli.h generated/cli/tables.h generated/cli/tables.c \
+  generated/bookdata/bookdata.h \
   generated/cli/rope-cli.c generated/cli/cli-util.c \
   generated/tests/test-main.c generated/tests/test-util.c \
   generated/bookdata/bookdata-main.c generated/bookdata/bookdata-util.c \
@@ -121,16 +123,22 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 HEADERS := $(addprefix $(T)/,$(notdir $(filter %.h,$(ROOTS))))
-# Chapter 5's kernel: attention.c, its reference and its two speed paths.
+# Chapter 5's kernel: attention.c, its reference and its two speed paths;
+# npy.c reads and writes the NumPy files of the workshop's frame.
 LIB_EXTRA := $(if $(filter attention,$(NAMES)),attention-naive attention-simd \
   attention-bf16)
-LIB_OBJS := $(foreach m,$(NAMES) $(LIB_EXTRA),$(B)/obj/$m.o)
-CLI_OBJS := $(B)/obj/rope-cli.o $(B)/obj/cli-util.o \
+LIB_OBJS := $(foreach m,$(NAMES) $(LIB_EXTRA) npy,$(B)/obj/$m.o)
+# The tables that the program and the book share (the frame of the
+# workshop) are linked by the CLI, the book-data writer and the tests.
+TABLES_OBJS := $(B)/obj/tables.o
+CLI_OBJS := $(B)/obj/rope-cli.o $(B)/obj/cli-util.o $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/cli-$m.o)
-TEST_OBJS := $(B)/obj/test-main.o $(B)/obj/test-util.o \
+TEST_OBJS := $(B)/obj/test-main.o $(B)/obj/test-util.o $(B)/obj/test-npy.o \
+  $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/test-$m.o $(B)/obj/test-exercises-$m.o \
   $(B)/obj/exercises-$m-solution.o)
 BOOKDATA_OBJS := $(B)/obj/bookdata-main.o $(B)/obj/bookdata-util.o \
+  $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/bookdata-$m.o)
 # Chapter 5's book data runs the benchmark harness that make bench runs.
 BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o \
@@ -183,6 +191,18 @@ $(B)/rope-ring: $(B)/mpi/rope-ring-cli.o $(B)/mpi/ring-mpi.o \
 $(B)/test-ring-mpi: $(B)/mpi/test-ring-mpi.o $(B)/mpi/ring-mpi.o $(B)/librope.a
 	$(MPICC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Every header compiles on its own, as Hanson's interfaces do: a unit
+# that includes only it, with the build's warnings (the MPI header with
+# mpicc).  make test builds these objects.
+HEADER_CHECKS = $(patsubst $(T)/%.h,$(B)/hdr/%.o,$(filter-out \
+  %/ring-mpi.h,$(HEADERS))) $(if $(RING),$(B)/hdr/ring-mpi.o)
+$(B)/hdr/%.o: $(T)/%.h $(HEADERS) | $(T)/.stamp
+	@mkdir -p $(@D)
+	echo '#include "$*.h"' | $(CC) $(ALLCFLAGS) -x c -c - -o $@
+$(B)/hdr/ring-mpi.o: $(T)/ring-mpi.h $(HEADERS) | $(T)/.stamp
+	@mkdir -p $(@D)
+	echo '#include "ring-mpi.h"' | $(MPICC) $(ALLCFLAGS) -x c -c - -o $@
+
 # ---------------------------------------------------------------- tests
 $(B)/test-rope: $(TEST_OBJS) $(BENCH_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
@@ -192,7 +212,8 @@ $(B)/test-rope: $(TEST_OBJS) $(BENCH_OBJS) $(B)/librope.a
 STARTER_OBJS := $(foreach m,$(NAMES),$(B)/obj/exercises-$m-starter.o)
 
 test: deps
-	@$(MAKE) --no-print-directory $(B)/test-rope $(B)/rope $(STARTER_OBJS) $(RING)
+	@$(MAKE) --no-print-directory $(B)/test-rope $(B)/rope $(STARTER_OBJS) $(RING) \
+	  $(HEADER_CHECKS)
 	ROPE_CLI=$(B)/rope $(RING_ENV) $(B)/test-rope $(CHAPTER)
 	$(PYTEST_STEP)
 
@@ -396,8 +417,9 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 FUZZ_CFLAGS = $(WARN) -Wno-unknown-attributes -O1 -g $(FUZZ_SAN) \
   -fsanitize=fuzzer-no-link \
   -ffp-contract=off -D_POSIX_C_SOURCE=200809L -I$(T) -pthread
-FUZZ_LIB = $(foreach m,$(NAMES) $(LIB_EXTRA),$(FZ)/obj/$m.o)
-FUZZ_CLI = $(FZ)/obj/cli-util.o $(foreach m,$(NAMES),$(FZ)/obj/cli-$m.o)
+FUZZ_LIB = $(foreach m,$(NAMES) $(LIB_EXTRA) npy,$(FZ)/obj/$m.o)
+FUZZ_CLI = $(FZ)/obj/cli-util.o $(FZ)/obj/tables.o \
+  $(foreach m,$(NAMES),$(FZ)/obj/cli-$m.o)
 
 $(FZ)/obj/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
 	@mkdir -p $(@D)

@@ -1,4 +1,4 @@
-/* W3.3 Numbers for the prose */
+/* W3.2 Numbers for the prose */
 /* bookdata-rotary.c: the numbers and data of chapter 3. */
 #include <math.h>
 #include <stdlib.h>

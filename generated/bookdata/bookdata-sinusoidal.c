@@ -221,7 +221,7 @@ static int pe_write_terms(FILE *num)
     double s[NN], terms[4 * NN], cross[NN];
     double sumerr = 0.0, dev = 0.0, max[5] = {0};
     char buf[64];
-    rope_pe_draw_example(ROPE_BOOK_SEED, N, DM, D, x, wq, wk);
+    rope_pe_draw_example(BOOK_SEED, N, DM, D, x, wq, wk);
     if (rope_pe_table(pe, N, DM, 1e4) != ROPE_PE_OK
         || rope_pe_score_terms(x, pe, wq, wk, N, DM, D, s, terms) != 0)
         return 1;
@@ -257,7 +257,7 @@ static int pe_write_terms(FILE *num)
     bd_def(num, "sinusoidal-terms-n", "%d", N);
     bd_def(num, "sinusoidal-terms-dmodel", "%d", DM);
     bd_def(num, "sinusoidal-terms-d", "%d", D);
-    bd_def(num, "sinusoidal-terms-seed", "%d", ROPE_BOOK_SEED);
+    bd_def(num, "sinusoidal-terms-seed", "%d", BOOK_SEED);
     return 0;
 }
 static int pe_write_convergents(FILE *num, const long *rec, int nrec,

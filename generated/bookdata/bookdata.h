@@ -4,6 +4,7 @@
 #define ROPE_BOOKDATA_H
 #include <stdio.h>
 #include "rope.h"
+#include "tables.h"
 
 FILE *bd_open(const char *dir, const char *name);
 FILE *bd_numbers_open(const char *dir, const char *chapter);
@@ -16,7 +17,7 @@ void bd_close(FILE *f);
 int bookdata_positions(const char *dir);
 /* W2.6 The numbers of the chapter */
 int bookdata_sinusoidal(const char *dir);
-/* W3.3 Numbers for the prose */
+/* W3.2 Numbers for the prose */
 int bookdata_rotary(const char *dir);
 /* W4.3 Numbers and figures for the prose */
 int bookdata_scaling(const char *dir);

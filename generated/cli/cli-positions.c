@@ -2,6 +2,7 @@
 /* cli-positions.c: `rope demo NAME', chapter 1's demonstrations. */
 #include <string.h>
 #include "cli.h"
+#include "tables.h"
 
 int cmd_demo(int argc, char **argv)
 {
@@ -9,9 +10,9 @@ int cmd_demo(int argc, char **argv)
         const char *name;
         void (*print)(FILE *, int);
     } demos[] = {
-        {"permutation", rope_print_catdog},
-        {"integer", rope_print_integer},
-        {"normalized", rope_print_normalized},
+        {"permutation", table_print_catdog},
+        {"integer", table_print_integer},
+        {"normalized", table_print_normalized},
     };
     if (argc != 2)
         return cli_error("demo needs one NAME: permutation, integer, "

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "tables.h"
 
 #define PE_MAX_POSITION 9007199254740992L /* 2^53 */
 #define PE_MAX_DMODEL 1048576L
@@ -40,7 +41,7 @@ int cmd_pe(int argc, char **argv)
     if (rc == 0 && !(base > 1.0))
         rc = cli_error("--base must be greater than 1, got %g", base);
     if (rc == 0 && !cli_parse_only
-        && rope_pe_print_rows(stdout, positions, n, (int)d_model, base)
+        && table_print_pe_rows(stdout, positions, n, (int)d_model, base)
                != ROPE_PE_OK) {
         cli_error("pe: cannot allocate a row of %ld values", d_model);
         rc = 1;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "rope-ring.h"
+#include "ring-mpi.h"
 
 typedef struct {
     cli_attention_options att; /* the options of rope attention */

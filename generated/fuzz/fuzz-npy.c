@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "rope.h"
+#include "npy.h"
 
 static char npy_path[64];
 static int npy_fd = -1;

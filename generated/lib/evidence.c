@@ -1,6 +1,10 @@
 /* 7.1 The model */
 /* generated/lib/evidence.c: a tiny MiniMind-shaped model (chapter 7) */
-#include "rope.h"
+#include "evidence.h"
+#include "positions.h"
+#include "rotary.h"
+#include "scaling.h"
+#include "sinusoidal.h"
 
 #include <math.h>
 #include <stdlib.h>

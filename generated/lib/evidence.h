@@ -1,5 +1,5 @@
 /* 7.1 The model */
-/* evidence.h: chapter 7: a tiny MiniMind-shaped model */
+/* evidence.h: a tiny MiniMind-shaped model (chapter 7) */
 #ifndef ROPE_EVIDENCE_H
 #define ROPE_EVIDENCE_H
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* W3.1 NumPy files */
+/* The frame of the workshop / NumPy files */
 /* npy.h: NumPy .npy files of float32 */
 #ifndef ROPE_NPY_H
 #define ROPE_NPY_H

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rope.h"
+#include "positions.h"
 
 /* 1.1.2 Reproducible random numbers */
 uint64_t rope_splitmix64(uint64_t *state)
@@ -161,108 +161,4 @@ int rope_catdog(uint64_t seed, double out_a[3 * ROPE_EX_DHEAD],
     rope_embed(&ex, dog_chases_cat, 3, x);
     return rope_tiny_attention(x, 3, ROPE_EX_DMODEL, ROPE_EX_DHEAD,
                                ex.wq, ex.wk, ex.wv, out_b);
-}
-/* W1.2 The demonstrations */
-static void row_end(FILE *out, int latex)
-{
-    fputs(latex ? " \\\\\n" : "\n", out);
-}
-
-void rope_print_catdog(FILE *out, int latex)
-{
-    double a[3 * ROPE_EX_DHEAD], b[3 * ROPE_EX_DHEAD];
-    static const int order_b[3] = {2, 1, 0};
-    rope_catdog(ROPE_BOOK_SEED, a, b);
-    if (latex)
-        fputs("\\begin{tabular}{llrrrr}\n\\toprule\nsentence & token"
-              " & \\multicolumn{4}{c}{output row} \\\\\n\\midrule\n", out);
-    for (int s = 0; s < 2; s++)
-        for (int t = 0; t < 3; t++) {
-            const double *row = (s ? b : a) + t * ROPE_EX_DHEAD;
-            int tok = s ? order_b[t] : t;
-            fprintf(out, latex ? "%s & %s" : "%-16s %-7s",
-                    s ? "dog chases cat" : "cat chases dog",
-                    rope_example_words[tok]);
-            for (int j = 0; j < ROPE_EX_DHEAD; j++)
-                fprintf(out, latex ? " & $%.6f$" : " %10.6f", row[j]);
-            row_end(out, latex);
-        }
-    if (latex) fputs("\\bottomrule\n\\end{tabular}\n", out);
-}
-void rope_two_embeddings(double *a, double *b, int d, double sigma,
-                         uint64_t seed)
-{
-    uint64_t st = seed;
-    for (int j = 0; j < d; j++) a[j] = sigma * rope_gaussian(&st);
-    for (int j = 0; j < d; j++) b[j] = sigma * rope_gaussian(&st);
-}
-
-double rope_cosine_at_position(const double *a, const double *b, int d,
-                               double t)
-{
-    double dot = 0.0, na = 0.0, nb = 0.0;
-    for (int j = 0; j < d; j++) {
-        dot += (a[j] + t) * (b[j] + t);
-        na += (a[j] + t) * (a[j] + t);
-        nb += (b[j] + t) * (b[j] + t);
-    }
-    return dot / sqrt(na * nb);
-}
-static void print_sci_latex(FILE *out, double x)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.1e", x);
-    char *e = strchr(buf, 'e');
-    if (e == NULL) {
-        fputs(buf, out);
-        return;
-    }
-    *e = '\0';
-    fprintf(out, "$%s\\times 10^{%d}$", buf, atoi(e + 1));
-}
-void rope_print_integer(FILE *out, int latex)
-{
-    enum { D = ROPE_CH1_DMODEL };
-    static const double ts[] = {0, 1, 2, 10, 100, 1000, 10000};
-    double a[D], b[D];
-    rope_two_embeddings(a, b, D, ROPE_CH1_SIGMA, ROPE_BOOK_SEED);
-    double na = rope_norm(a, D);
-    if (latex)
-        fputs("\\begin{tabular}{rrrrr}\n\\toprule\n$t$ & "
-              "$\\|t\\mathbf{1}\\|$ & ratio to $\\|x_a\\|$ & "
-              "$\\cos_t(a,b)$ & $1-\\cos_t(a,b)$ \\\\\n"
-              "\\midrule\n", out);
-    else
-        fprintf(out, "%7s %10s %12s %11s %8s\n", "t", "|t*1|",
-                "|t*1|/|x_a|", "cos_t(a,b)", "1-cos_t");
-    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
-        double pn = ts[i] * sqrt((double)D);
-        double c = rope_cosine_at_position(a, b, D, ts[i]);
-        if (latex) {
-            fprintf(out, "%.0f & %.2f & %.1f & %.6f & ",
-                    ts[i], pn, pn / na, c);
-            print_sci_latex(out, 1.0 - c);
-        } else
-            fprintf(out, "%7.0f %10.2f %12.1f %11.6f %8.1e",
-                    ts[i], pn, pn / na, c, 1.0 - c);
-        row_end(out, latex);
-    }
-    if (latex) fputs("\\bottomrule\n\\end{tabular}\n", out);
-}
-void rope_print_normalized(FILE *out, int latex)
-{
-    static const int ns[] = {2, 4, 5, 16, 128, 1025, 32768};
-    if (latex)
-        fputs("\\begin{tabular}{rrr}\n\\toprule\nlength $n$ & step "
-              "$1/(n-1)$ & position at $0.5$ \\\\\n\\midrule\n", out);
-    else
-        fprintf(out, "%7s %13s %16s\n", "n", "step", "position at 0.5");
-    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-        int n = ns[i];
-        double step = rope_normalized_position(1, n);
-        fprintf(out, latex ? "%d & %.6f & %.1f" : "%7d %13.6f %16.1f",
-                n, step, 0.5 * (n - 1));
-        row_end(out, latex);
-    }
-    if (latex) fputs("\\bottomrule\n\\end{tabular}\n", out);
 }

@@ -1,10 +1,8 @@
 /* 1.1.1 The interface */
-/* positions.h: chapter 1: attention without positions */
+/* positions.h: attention without positions (chapter 1) */
 #ifndef ROPE_POSITIONS_H
 #define ROPE_POSITIONS_H
-#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 /* 1.2.1 Two sentences with the same words */
 /* chapter 1: the example of "cat chases dog" */
 enum { ROPE_EX_VOCAB = 3, ROPE_EX_DMODEL = 8, ROPE_EX_DHEAD = 4 };
@@ -41,17 +39,5 @@ double rope_normalized_position(int t, int n);
 void rope_add_normalized_positions(double *x, int n, int d);
 double rope_norm(const double *x, int d);
 double rope_cosine(const double *a, const double *b, int d);
-/* W1.2 The demonstrations */
-/* chapter 1's tables and their helpers (workshop W1) */
-enum { ROPE_BOOK_SEED = 2024 };
-void rope_print_catdog(FILE *out, int latex);
-void rope_print_integer(FILE *out, int latex);
-void rope_print_normalized(FILE *out, int latex);
-enum { ROPE_CH1_DMODEL = 768 };
-#define ROPE_CH1_SIGMA 0.02
-void rope_two_embeddings(double *a, double *b, int d, double sigma,
-                         uint64_t seed);
-double rope_cosine_at_position(const double *a, const double *b, int d,
-                               double t);
 /* 1.1.1 The interface */
 #endif

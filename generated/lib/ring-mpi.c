@@ -5,7 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rope-ring.h"
+#include "ring-mpi.h"
+#include "attention.h"
+#include "ring.h"
+#include "rotary.h"
 
 typedef struct {
     int n_ranks, rank, cur;

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
-#include "rope.h"
+#include "ring.h"
 
 int rope_ring_n_chunks(rope_ring_layout layout, int n_ranks)
 {

@@ -1,5 +1,5 @@
 /* 6.5 The interface */
-/* ring.h: chapter 6: ring attention, the parts without MPI */
+/* ring.h: ring attention, the parts without MPI (chapter 6) */
 #ifndef ROPE_RING_H
 #define ROPE_RING_H
 #include <stddef.h>

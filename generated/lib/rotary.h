@@ -1,8 +1,7 @@
 /* 3.5 The interface */
-/* rotary.h: chapter 3: rotary position embeddings */
+/* rotary.h: rotary position embeddings (chapter 3) */
 #ifndef ROPE_ROTARY_H
 #define ROPE_ROTARY_H
-#include <stddef.h>
 /* chapter 3: rotary position embeddings */
 typedef enum {
     ROPE_PAIRING_HALF, ROPE_PAIRING_INTERLEAVED

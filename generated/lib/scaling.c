@@ -1,6 +1,7 @@
 /* 4.2 The scaling interface */
 /* generated/lib/scaling.c: RoPE scaling for long contexts (chapter 4) */
-#include "rope.h"
+#include "rotary.h"
+#include "scaling.h"
 
 #include <float.h>
 #include <math.h>

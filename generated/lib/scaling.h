@@ -1,5 +1,5 @@
 /* 4.2 The scaling interface */
-/* scaling.h: chapter 4: RoPE scaling for long context */
+/* scaling.h: RoPE scaling for long context (chapter 4) */
 #ifndef ROPE_SCALING_H
 #define ROPE_SCALING_H
 #include "rotary.h"
@@ -39,9 +39,6 @@ typedef enum {
     ROPE_SCALING_ELIST, ROPE_SCALING_EATTENTION,
     ROPE_SCALING_ETYPE
 } rope_scaling_error;
-/* W4.1 The command line */
-#define CLI_MAX_HALF 2048 /* longest factor list the CLI stores */
-/* 4.2 The scaling interface */
 void rope_scaling_defaults(rope_scaling *s);
 int rope_scaling_check(const rope_scaling *s, int head_dim);
 const char *rope_scaling_strerror(int err);

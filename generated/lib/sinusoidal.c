@@ -2,7 +2,8 @@
 /* sinusoidal.c: chapter 2, the sinusoidal position encoding. */
 #include <math.h>
 #include <stdlib.h>
-#include "rope.h"
+#include "positions.h"
+#include "sinusoidal.h"
 
 /* 2.1.2 The implementation */
 int rope_pe_check(int d_model, double base)
@@ -155,23 +156,4 @@ double rope_pe_wavelength(int i, int d_model, double base)
 double rope_pe_half_turn(int i, int d_model, double base)
 {
     return ROPE_PE_PI / rope_pe_omega(i, d_model, base);
-}
-/* W2.4 The command line */
-int rope_pe_print_rows(FILE *out, const long *positions, size_t n,
-                       int d_model, double base)
-{
-    int err = rope_pe_check(d_model, base);
-    if (err != ROPE_PE_OK)
-        return err;
-    double *row = malloc((size_t)d_model * sizeof *row);
-    if (row == NULL)
-        return -1;
-    for (size_t p = 0; p < n; p++) {
-        rope_pe_row(row, positions[p], d_model, base);
-        for (int j = 0; j < d_model; j++)
-            fprintf(out, j == 0 ? "%.9e" : " %.9e", row[j]);
-        fputc('\n', out);
-    }
-    free(row);
-    return ROPE_PE_OK;
 }

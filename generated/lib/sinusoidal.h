@@ -1,10 +1,9 @@
 /* 2.1.1 The interface */
-/* sinusoidal.h: chapter 2: the sinusoidal position encoding */
+/* sinusoidal.h: the sinusoidal position encoding (chapter 2) */
 #ifndef ROPE_SINUSOIDAL_H
 #define ROPE_SINUSOIDAL_H
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 /* chapter 2: pi, and the errors of the sinusoidal encoding */
 #define ROPE_PE_PI 3.14159265358979323846
 enum {
@@ -28,8 +27,6 @@ int rope_pe_score_terms(const double *x, const double *pe,
                         int d_model, int d, double *s, double *terms);
 double rope_pe_wavelength(int i, int d_model, double base);
 double rope_pe_half_turn(int i, int d_model, double base);
-int rope_pe_print_rows(FILE *out, const long *positions, size_t n,
-                       int d_model, double base);
 /* 2.4.2 The code */
 void rope_pe_draw_example(uint64_t seed, int n, int d_model, int d,
                           double *x, double *wq, double *wk);

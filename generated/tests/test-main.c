@@ -9,13 +9,15 @@ static const struct {
     Suite *(*make)(void);
 } suites[] = {
     /* {chapter, suite}, chapter by chapter */
+    /* The frame of the workshop / NumPy files / The tests of the NumPy files */
+    {3, npy_suite},
     /* W1.1 The tests of chapter 1 */
     {1, positions_suite},
     {1, exercises_positions_suite},
     /* W2.5 The test suite */
     {2, sinusoidal_suite},
     {2, exercises_sinusoidal_suite},
-    /* W3.4 The tests */
+    /* W3.3 The tests */
     {3, rotary_suite},
     {3, exercises_rotary_suite},
     /* W4.2 Checking the library against the references */

@@ -233,11 +233,11 @@ static char *printed_by(void (*print)(FILE *, int))
     return buf;
 }
 
-START_TEST(test_demo_prints_the_library_tables)
+START_TEST(test_demo_prints_the_shared_tables)
 {
     static const char *names[] = {"permutation", "integer", "normalized"};
     void (*printers[])(FILE *, int) = {
-        rope_print_catdog, rope_print_integer, rope_print_normalized
+        table_print_catdog, table_print_integer, table_print_normalized
     };
     char args[64];
     snprintf(args, sizeof args, "demo %s", names[_i]);
@@ -282,7 +282,7 @@ Suite *positions_suite(void)
     TCase *p = tcase_create("positions");
     TCase *c = tcase_create("command line");
     /* W1.1.4 Tests of the command line */
-    tcase_add_loop_test(c, test_demo_prints_the_library_tables, 0, 3);
+    tcase_add_loop_test(c, test_demo_prints_the_shared_tables, 0, 3);
     tcase_add_loop_test(c, test_cli_usage_errors_are_one_line, 0, 4);
     tcase_add_test(c, test_cli_help_lists_demo);
     tcase_add_test(a, test_softmax_rows_sum_to_one);

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rope-ring.h"
+#include "ring-mpi.h"
+#include "rope.h"
 
 typedef struct {
     long n, start;

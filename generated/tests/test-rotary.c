@@ -1,4 +1,4 @@
-/* W3.4 The tests */
+/* W3.3 The tests */
 /* test-rotary.c: the claims of chapter 3, checked. */
 #include <dirent.h>
 #include <math.h>
@@ -25,37 +25,7 @@ static float *golden_floats(const char *path, size_t expect)
     return f;
 }
 
-/* W3.4.5 NumPy files */
-static size_t make_npy(unsigned char *buf, int major,
-                       const char *header, const float *x, size_t nx)
-{
-    size_t pre = major == 1 ? 10 : 12, hl = strlen(header), k = 0;
-    size_t total = hl + 1;
-    while ((pre + total) % 64 != 0) total++;
-    memcpy(buf, "\x93NUMPY", 6);
-    buf[6] = (unsigned char)major; buf[7] = 0;
-    for (size_t i = 0; i < pre - 8; i++)
-        buf[8 + i] = (unsigned char)(total >> (8 * i));
-    memcpy(buf + pre, header, hl);
-    for (k = pre + hl; k < pre + total - 1; k++) buf[k] = ' ';
-    buf[k++] = '\n';
-    memcpy(buf + k, x, nx * sizeof *x); /* a little-endian host */
-    return k + nx * sizeof *x;
-}
-
-static const char *npy_error(const unsigned char *buf, size_t n)
-{
-    static char err[256];
-    rope_npy a;
-    if (rope_npy_parse(buf, n, &a, err, sizeof err) == 0) {
-        rope_npy_free(&a);
-        return NULL;
-    }
-    ck_assert(a.data == NULL);
-    ck_assert(strchr(err, '\n') == NULL); /* one line */
-    return err;
-}
-/* W3.4.6 The command line */
+/* W3.3.5 The command line */
 static float *cli_floats(const char *text, size_t expect)
 {
     float *v = malloc((expect > 0 ? expect : 1) * sizeof *v);
@@ -193,7 +163,7 @@ START_TEST(test_shift_invariance_float_path)
                 4.0 * 2048 * ldexp(1.0, -24) + 1e-5);
 }
 END_TEST
-/* W3.4.1 Against MiniMind and Hugging Face */
+/* W3.3.1 Against MiniMind and Hugging Face */
 static void check_inv_freq_and_angles(int d, long end, const char *inv,
                                       const char *angles)
 {
@@ -362,7 +332,7 @@ START_TEST(test_apply_matches_hugging_face)
     free(v);
 }
 END_TEST
-/* W3.4.2 The algebra */
+/* W3.3.2 The algebra */
 START_TEST(test_pair_encoding_is_the_complex_product)
 {
     float q[2], k[2];
@@ -585,7 +555,7 @@ START_TEST(test_rotating_the_hidden_state_breaks_relativity)
     ck_assert_double_lt(worst_right, 1e-5);
 }
 END_TEST
-/* W3.4.3 The interface, at long range and with bad arguments */
+/* W3.3.3 The interface, at long range and with bad arguments */
 START_TEST(test_start_pos_and_heads_use_the_right_rows)
 {
     enum { D = 16, END = 300, S0 = 250, L = 7 };
@@ -683,7 +653,7 @@ START_TEST(test_bad_arguments_are_refused)
                          1.0, ROPE_PRECISION_FLOAT), 0);
 }
 END_TEST
-/* W3.4.4 Long-term decay */
+/* W3.3.4 Long-term decay */
 START_TEST(test_decay_matches_the_roformer_values)
 {
     size_t n;
@@ -746,100 +716,7 @@ START_TEST(test_summation_by_parts_and_the_bound)
         }
 }
 END_TEST
-/* W3.4.5 NumPy files */
-#define NPY_GOOD "{'descr': '<f4', 'fortran_order': False, " \
-             "'shape': (2, 3), }"
-static const float npy_six[6] = {1, -2, 3.5f, 1e-30f, -0.0f, 7};
-
-START_TEST(test_npy_reads_versions_1_and_2)
-{
-    unsigned char buf[512];
-    rope_npy a;
-    size_t n = make_npy(buf, 1, NPY_GOOD, npy_six, 6);
-    ck_assert_int_eq(rope_npy_parse(buf, n, &a, NULL, 0), 0);
-    ck_assert_int_eq(a.ndim, 2);
-    ck_assert(a.shape[0] == 2 && a.shape[1] == 3 && a.count == 6);
-    ck_assert(memcmp(a.data, npy_six, sizeof npy_six) == 0);
-    rope_npy_free(&a);
-    n = make_npy(buf, 2, "{\"shape\": (6,), \"descr\": \"<f4\", "
-                 "\"fortran_order\": False}", npy_six, 6);
-    ck_assert_int_eq(rope_npy_parse(buf, n, &a, NULL, 0), 0);
-    ck_assert(a.ndim == 1 && a.shape[0] == 6);
-    rope_npy_free(&a);
-    n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, "
-                 "'shape': (), }", npy_six, 1);
-    ck_assert_int_eq(rope_npy_parse(buf, n, &a, NULL, 0), 0);
-    ck_assert(a.ndim == 0 && a.count == 1 && a.data[0] == 1.0f);
-    rope_npy_free(&a);
-}
-END_TEST
-static void expect_npy_error(const unsigned char *buf, size_t n,
-                             const char *needle)
-{
-    const char *err = npy_error(buf, n);
-    ck_assert_msg(err != NULL, "accepted a file with %s", needle);
-    ck_assert_msg(strstr(err, needle) != NULL, "'%s' lacks '%s'", err,
-                  needle);
-}
-
-START_TEST(test_npy_refuses_malformed_files)
-{
-    unsigned char buf[512];
-    size_t n = make_npy(buf, 1, NPY_GOOD, npy_six, 6);
-    buf[3] = 'X';
-    expect_npy_error(buf, n, "bad magic");
-    expect_npy_error(buf, 4, "bad magic");
-    n = make_npy(buf, 3, NPY_GOOD, npy_six, 6);
-    expect_npy_error(buf, n, "version");
-    n = make_npy(buf, 1, "{'descr': '<f8', 'fortran_order': False, "
-                 "'shape': (3,), }", npy_six, 6);
-    expect_npy_error(buf, n, "not float32");
-    n = make_npy(buf, 1, "{'descr': '>f4', 'fortran_order': False, "
-                 "'shape': (2, 3), }", npy_six, 6);
-    expect_npy_error(buf, n, "little-endian");
-    n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': True, "
-                 "'shape': (2, 3), }", npy_six, 6);
-    expect_npy_error(buf, n, "Fortran");
-    n = make_npy(buf, 1, NPY_GOOD, npy_six, 5);
-    expect_npy_error(buf, n, "truncated data");
-    n = make_npy(buf, 1, NPY_GOOD, npy_six, 6);
-    expect_npy_error(buf, n + 4, "after the data");
-    expect_npy_error(buf, 40, "truncated header");
-    n = make_npy(buf, 1, "{'descr': '<f4', 'shape': (2, 3), }",
-                 npy_six, 6);
-    expect_npy_error(buf, n, "missing");
-    n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, "
-                 "'shape': (2, x), }", npy_six, 6);
-    expect_npy_error(buf, n, "shape");
-    n = make_npy(buf, 1, "['descr', '<f4']", npy_six, 6);
-    expect_npy_error(buf, n, "dictionary");
-    n = make_npy(buf, 1, "{'des\ncr': '<f4', 'fortran_order': False, "
-                 "'shape': (2, 3), }", npy_six, 6);
-    expect_npy_error(buf, n, "dictionary");
-}
-END_TEST
-START_TEST(test_npy_write_then_read_round_trip)
-{
-    char path[] = "/tmp/rope-test-XXXXXX", err[256];
-    int fd = mkstemp(path);
-    ck_assert(fd >= 0);
-    close(fd);
-    long shape[4] = {1, 2, 3, 1};
-    rope_npy a;
-    ck_assert_int_eq(rope_npy_write(path, npy_six, 4, shape, err,
-                                    sizeof err), 0);
-    ck_assert_int_eq(rope_npy_read(path, &a, err, sizeof err), 0);
-    ck_assert_int_eq(a.ndim, 4);
-    for (int i = 0; i < 4; i++)
-        ck_assert_int_eq(a.shape[i], shape[i]);
-    ck_assert(memcmp(a.data, npy_six, sizeof npy_six) == 0);
-    rope_npy_free(&a);
-    remove(path);
-    ck_assert_int_ne(rope_npy_read(path, &a, err, sizeof err), 0);
-    ck_assert(strstr(err, path) != NULL);
-}
-END_TEST
-/* W3.4.6 The command line */
+/* W3.3.5 The command line */
 static char *freqs_output(const char *args, int lines)
 {
     cli_result r = cli_run(args);
@@ -1248,13 +1125,13 @@ START_TEST(test_cli_command_help_succeeds)
 }
 END_TEST
 
-/* W3.4 The tests */
+/* W3.3 The tests */
 Suite *rotary_suite(void)
 {
     Suite *s = suite_create("chapter 3: rotary embeddings");
     TCase *tc = tcase_create("rotary");
     tcase_set_timeout(tc, 60);
-    /* W3.4.1 Against MiniMind and Hugging Face */
+    /* W3.3.1 Against MiniMind and Hugging Face */
     tcase_add_test(tc, test_inv_freq_and_angles_match_minimind);
     tcase_add_test(tc, test_cos_sin_within_one_ulp_of_minimind);
     tcase_add_test(tc, test_rotate_half_matches_minimind);
@@ -1262,9 +1139,9 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_apply_with_own_tables_within_tolerance);
     tcase_add_test(tc, test_cos_sin_match_hugging_face);
     tcase_add_test(tc, test_apply_matches_hugging_face);
-    /* W3.4.2 The algebra */
+    /* W3.3.2 The algebra */
     tcase_add_test(tc, test_pair_encoding_is_the_complex_product);
-    /* W3.4.3 The interface, at long range and with bad arguments */
+    /* W3.3.3 The interface, at long range and with bad arguments */
     tcase_add_loop_test(tc, test_shift_invariance_double_path, 0, 40);
     tcase_add_loop_test(tc, test_shift_invariance_float_path, 0, 40);
     tcase_add_test(tc, test_unit_pair_gives_cosine_of_distance);
@@ -1278,15 +1155,11 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_attention_factor_scales_every_entry);
     tcase_add_test(tc, test_rotation_far_from_the_start);
     tcase_add_test(tc, test_bad_arguments_are_refused);
-    /* W3.4.4 Long-term decay */
+    /* W3.3.4 Long-term decay */
     tcase_add_test(tc, test_decay_matches_the_roformer_values);
     tcase_add_test(tc, test_decay_at_distance_zero);
     tcase_add_test(tc, test_summation_by_parts_and_the_bound);
-    /* W3.4.5 NumPy files */
-    tcase_add_test(tc, test_npy_reads_versions_1_and_2);
-    tcase_add_test(tc, test_npy_refuses_malformed_files);
-    tcase_add_test(tc, test_npy_write_then_read_round_trip);
-    /* W3.4.6 The command line */
+    /* W3.3.5 The command line */
     tcase_add_loop_test(tc, test_cli_failed_run_leaves_outputs_unchanged,
                         0, 2);
     tcase_add_test(tc, test_cli_failed_second_rename_restores_the_first);
@@ -1300,7 +1173,7 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_cli_apply_on_minimind_inputs);
     tcase_add_loop_test(tc, test_cli_rejects_bad_calls, 0,
                         (int)N_CLI_BAD_CALLS);
-    /* W3.4 The tests */
+    /* W3.3 The tests */
     suite_add_tcase(s, tc);
     return s;
 }

@@ -245,7 +245,7 @@ START_TEST(test_learned_projections_see_absolute_positions)
     enum { N = 16, DM = 16, D = 16, NN = N * N };
     double x[N * DM], pe[N * DM], wq[DM * D], wk[DM * D];
     double s[NN], terms[4 * NN], dev = 0.0;
-    rope_pe_draw_example(ROPE_BOOK_SEED, N, DM, D, x, wq, wk);
+    rope_pe_draw_example(BOOK_SEED, N, DM, D, x, wq, wk);
     ck_assert_int_eq(rope_pe_table(pe, N, DM, 1e4), ROPE_PE_OK);
     ck_assert_int_eq(rope_pe_score_terms(x, pe, wq, wk, N, DM, D, s,
                                          terms), 0);
@@ -354,7 +354,7 @@ START_TEST(test_print_rows_matches_formula)
     static const long pos[3] = {0, 1, 50};
     FILE *f = tmpfile();
     ck_assert(f != NULL);
-    ck_assert_int_eq(rope_pe_print_rows(f, pos, 3, 8, 1e4), ROPE_PE_OK);
+    ck_assert_int_eq(table_print_pe_rows(f, pos, 3, 8, 1e4), ROPE_PE_OK);
     rewind(f);
     for (int r = 0; r < 3; r++)
         for (int j = 0; j < 8; j++) {
@@ -373,14 +373,14 @@ START_TEST(test_print_rows_matches_formula)
     fclose(f);
 }
 END_TEST
-START_TEST(test_cli_pe_prints_the_library_rows)
+START_TEST(test_cli_pe_prints_the_shared_rows)
 {
     static const long pos[3] = {0, 1, 50};
     char *expect = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&expect, &len);
     ck_assert(f != NULL);
-    ck_assert_int_eq(rope_pe_print_rows(f, pos, 3, 8, 1e4), ROPE_PE_OK);
+    ck_assert_int_eq(table_print_pe_rows(f, pos, 3, 8, 1e4), ROPE_PE_OK);
     fclose(f);
     cli_result r = cli_run("pe --d-model 8 --positions 0,1,50");
     ck_assert_int_eq(r.status, 0);
@@ -438,7 +438,7 @@ Suite *sinusoidal_suite(void)
     tcase_add_test(tab, test_pe_float_close_to_double);
     tcase_add_test(tab, test_pe_rejects_bad_arguments);
     tcase_add_test(cli, test_print_rows_matches_formula);
-    tcase_add_test(cli, test_cli_pe_prints_the_library_rows);
+    tcase_add_test(cli, test_cli_pe_prints_the_shared_rows);
     tcase_add_loop_test(cli, test_cli_pe_rejects_bad_arguments, 0,
                         (int)N_PE_BAD_CALLS);
     tcase_add_loop_test(rot, test_shift_is_rotation, 0, (int)N_PE_GRID_T);

@@ -160,7 +160,24 @@ void ex_check_long(const ex_info *ex, long got, long want,
     ex_fail(ex, "%s expected %ld, got %ld", what, want, got);
 }
 /* shared test helpers, chapter by chapter */
-/* W3.4 The tests */
+/* The frame of the workshop / NumPy files / The tests of the NumPy files */
+size_t make_npy(unsigned char *buf, int major, const char *header,
+                const float *x, size_t nx)
+{
+    size_t pre = major == 1 ? 10 : 12, hl = strlen(header), k = 0;
+    size_t total = hl + 1;
+    while ((pre + total) % 64 != 0) total++;
+    memcpy(buf, "\x93NUMPY", 6);
+    buf[6] = (unsigned char)major; buf[7] = 0;
+    for (size_t i = 0; i < pre - 8; i++)
+        buf[8 + i] = (unsigned char)(total >> (8 * i));
+    memcpy(buf + pre, header, hl);
+    for (k = pre + hl; k < pre + total - 1; k++) buf[k] = ' ';
+    buf[k++] = '\n';
+    memcpy(buf + k, x, nx * sizeof *x); /* a little-endian host */
+    return k + nx * sizeof *x;
+}
+/* W3.3 The tests */
 void randfill(float *x, size_t n, unsigned seed)
 {
     unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1u);
@@ -177,7 +194,7 @@ double dot64(const float *a, const float *b, int n)
         sum += (double)a[i] * (double)b[i];
     return sum;
 }
-/* W3.4.2 The algebra */
+/* W3.3.2 The algebra */
 void rotate_to(float *x, int d, double base, long m,
                rope_precision prec, rope_pairing pairing)
 {

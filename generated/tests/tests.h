@@ -5,6 +5,7 @@
 #include <check.h>
 #include <stddef.h>
 #include "rope.h"
+#include "tables.h"
 
 double *golden_read(const char *path, size_t *n_out);
 double *golden_read_column(const char *path, int column, size_t *n_out);
@@ -32,13 +33,17 @@ void ex_check_double(const ex_info *ex, double got, double want,
 void ex_check_long(const ex_info *ex, long got, long want,
                    const char *fmt, ...);
 /* suites, chapter by chapter */
+/* The frame of the workshop / NumPy files / The tests of the NumPy files */
+Suite *npy_suite(void);
+size_t make_npy(unsigned char *buf, int major, const char *header,
+                const float *x, size_t nx);
 /* W1.1 The tests of chapter 1 */
 Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);
 /* W2.5 The test suite */
 Suite *sinusoidal_suite(void);
 Suite *exercises_sinusoidal_suite(void);
-/* W3.4 The tests */
+/* W3.3 The tests */
 Suite *rotary_suite(void);
 Suite *exercises_rotary_suite(void);
 void randfill(float *x, size_t n, unsigned seed);

@@ -1,9 +1,10 @@
 /* 6.5 The interface */
-/* rope-ring.h: ring attention over MPI (chapter 6). */
+/* ring-mpi.h: ring attention over MPI (chapter 6). */
 #ifndef ROPE_RING_MPI_H
 #define ROPE_RING_MPI_H
 #include <mpi.h>
-#include "rope.h"
+#include "attention.h"
+#include "ring.h"
 
 typedef struct rope_ring_stats {
     double rotate_s; /* rotating the shard once */

@@ -7,7 +7,7 @@ book-structure issue asks of the PDF and of the Part I sources:
     W1, W2, ...), then the appendices;
   - in each Part I chapter file (chapters/0N-*.nw) the lines inside code
     chunks are at most 35% of the file's lines;
-  - each Part I chapter is at most 40 printed pages;
+  - each Part I chapter is at most 40 printed pages, chapter 5 at most 30;
   - at least 99.5% of the non-blank lines of each library file
     (generated/lib/*.c) appear verbatim (whitespace collapsed) as lines of
     the PDF's text, and the text has no guillemets; the comments naming
@@ -30,6 +30,9 @@ import sys
 PDF = "book/rope.pdf"
 MAX_CODE_SHARE = 0.35
 MAX_PAGES = 40
+# Chapter 5 keeps the idea and the teaching kernel; its speed paths,
+# measurements and machinery are in chapters W5, W5b and W5c (issue 36).
+MAX_PAGES_OF = {"5": 30}
 MIN_VERBATIM = 0.995
 
 failures = 0
@@ -111,8 +114,9 @@ def check_lengths(entries):
     for (label, title, page), nxt in zip(entries, entries[1:]):
         if label.isdigit():
             pages = nxt[2] - page
-            report(0 < pages <= MAX_PAGES, "chapter %s (%s) is %d pages (at most %d)"
-                   % (label, title, pages, MAX_PAGES))
+            most = MAX_PAGES_OF.get(label, MAX_PAGES)
+            report(0 < pages <= most, "chapter %s (%s) is %d pages (at most %d)"
+                   % (label, title, pages, most))
 
 
 def check_code_share():

@@ -1,4 +1,4 @@
-/* W5.9 The attention command */
+/* W5.11 The attention command */
 /* cli-attention.c: `rope attention', chapter 5's kernel on .npy, and
    the options it shares with `rope-ring attention'. */
 #include <math.h>
@@ -211,7 +211,7 @@ int cmd_attention(int argc, char **argv)
     /* The frame of the workshop / Fuzzing: inputs nobody thought of */
     if (rc == 0 && cli_parse_only)
         return a.no_rope ? 0 : cli_rope_validate(&o);
-    /* W5.9 The attention command */
+    /* W5.11 The attention command */
     rc = rc ? rc : cli_attention_read(&a, x);
     rc = rc ? rc : cli_attention_shapes(x, &o, &a);
     float *c = NULL, *s = NULL, *out = NULL, *lse = NULL;

@@ -71,7 +71,7 @@ int cli_scaling_inv_freq(const cli_rope_options *o, float *inv_freq,
 int cli_scaling_print(const cli_rope_options *o, const char *what,
                       const float *inv_freq, double attention_factor,
                       int *done);
-/* W5.9 The attention command */
+/* W5.11 The attention command */
 int cmd_attention(int argc, char **argv);
 typedef struct cli_attention_options {
     const char *cmd; /* "attention" or "ring attention", in messages */

@@ -25,7 +25,7 @@ static const cli_command commands[] = {
      "--start-pos S --out-q OQ.npy --out-k OK.npy [--pairing ...] "
      "[--precision ...]",
      "rotate queries and keys stored as float32 .npy files"},
-    /* W5.9 The attention command */
+    /* W5.11 The attention command */
     {"attention", cmd_attention, "attention --q Q.npy --k K.npy --v V.npy "
      "--out O.npy [--causal] [--start-pos S] [--threads T] "
      "[--simd auto|scalar|avx2|avx512] [--kv-dtype f32|bf16] [--no-rope] "

@@ -159,7 +159,7 @@ static TBF16 void pv16_tile_bf16(float *U, const uint16_t *P,
 {
 #define ATT_PV_ROWS(w, left) 4
 #define ATT_PV(NV) pv16_block_bf16(U, P, V, alpha, dp, r, c0, 4, NV)
-    /* W5.2 The other micro-kernels */
+    /* W5.3 The other micro-kernels */
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
         for (int r = 0, R; r < M; r += R) {
@@ -275,7 +275,7 @@ static T512 void pv16_tile_emul(float *U, const uint16_t *P,
 {
 #define ATT_PV_ROWS(w, left) 4
 #define ATT_PV(NV) pv16_block_emul(U, P, V, alpha, dp, r, c0, 4, NV)
-    /* W5.2 The other micro-kernels */
+    /* W5.3 The other micro-kernels */
     for (int c0 = 0, nv = dp / 16; nv > 0;) {
         int w = nv <= 6 ? nv : nv == 8 ? 4 : nv - 6 >= 2 ? 6 : 4;
         for (int r = 0, R; r < M; r += R) {

@@ -71,7 +71,11 @@ typedef struct {
     att_st_fn st; /* the three in one step, or NULL */
     att_sw_fn sw; att_pvw_fn pvw; /* AVX2: widened bfloat16, or NULL */
 } att_kernels;
-/* 5.8 The driver, threads and load balance */
+/* W5.3 The other micro-kernels */
+typedef struct {
+    int step, taylor, ib, rows, pack, reduce, six, prefetch, spin;
+} att_tuning;
+/* W5.5 The workspace of a call */
 typedef struct att_job {
     const rope_attention_params *p;
     const float *q, *k, *v;
@@ -91,11 +95,6 @@ typedef struct att_job {
     att_bf16_kernels k16;
     rope_kv_cache packed; /* the call's packed tiles, if it made them */
 } att_job;
-/* W5.2 The other micro-kernels */
-typedef struct {
-    int step, taylor, ib, rows, pack, reduce, six, prefetch, spin;
-} att_tuning;
-/* W5.4 The workspace of a call */
 typedef struct {
     float *Q, *U, *S, *m, *l, *alpha, *tmp, *Kt, *Vt;
     int *nvalid;
@@ -107,7 +106,7 @@ typedef struct {
     uint16_t *Q16, *Kt16, *Vt16, *P16; /* bf16 operands */
     float *Kw, *Vw; /* the AVX2 emulation's widened tiles */
     int e16q[ATT_IB], e16k, e16v; /* their smallest exponents */
-    /* W5.4 The workspace of a call */
+    /* W5.5 The workspace of a call */
     float *lsave;
     float *pack; size_t pack_n; int pack_d; /* packed tiles, their d */
 } att_ws;
@@ -135,7 +134,7 @@ ATT_HIDDEN TAMX void att_amx_config(int mr, int half);
 /* W5.1 The three files of the kernel */
 #if ATT_X86
 #include <float.h>
-/* W5.2 The other micro-kernels */
+/* W5.3 The other micro-kernels */
 static T256 ATT_INLINE __m256 att_ftz256(__m256 x)
 {
     const __m256 mag = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX));

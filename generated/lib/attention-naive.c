@@ -1,4 +1,4 @@
-/* 5.3 The reference */
+/* W5.2 The reference's code */
 /* attention-naive.c: the reference attention that the tests hold the
    kernel to: literal, in double precision, O(n n_kv) memory */
 #define _POSIX_C_SOURCE 200809L
@@ -36,7 +36,7 @@ int rope_attention_naive(float *out, const float *q, const float *k,
             v16[i] = rope_bf16_to_float(rope_bf16_round(v[i]));
         v = v16;
     }
-    /* 5.3 The reference */
+    /* W5.2 The reference's code */
     int n = p->seq_len, nk = p->kv_len, H = p->n_heads;
     int Hk = p->n_kv_heads, d = p->head_dim, rep = H / Hk;
     size_t qn = (size_t)n * H * d, kn = (size_t)nk * Hk * d;
@@ -64,7 +64,7 @@ int rope_attention_naive(float *out, const float *q, const float *k,
             for (size_t i = 0; i < kn; i++)
                 kr[i] = rope_bf16_to_float(rope_bf16_round(kr[i]));
         }
-        /* 5.3 The reference */
+        /* W5.2 The reference's code */
         for (int h = 0; h < H; h++) {
             int g = h / rep;
             for (int i = 0; i < n; i++)

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-/* W5.2 The other micro-kernels */
+/* W5.3 The other micro-kernels */
 #define ATT_LN2 0.693147180559945309
 static const float att_exp2_c[7] = {
     1.0f, 0x1.62e42cp-1f, 0x1.ebfd58p-3f, 0x1.c68912p-5f,
@@ -31,7 +31,7 @@ static const float att_exp2_t[8] = {
 };
 /* W5.1 The three files of the kernel */
 #if ATT_X86
-/* W5.2 The other micro-kernels */
+/* W5.3 The other micro-kernels */
 static T512 ATT_INLINE void s_rows_512(float *S, const float *Q,
                                        const float *Kt, int r, int dp,
                                        const int R, const int NC)
@@ -636,7 +636,7 @@ static T256 void pv_tile_wide256(float *U, const float *P, const float *V,
 }
 /* W5.1 The three files of the kernel */
 #endif
-/* W5.2 The other micro-kernels */
+/* W5.3 The other micro-kernels */
 static double att_poly_abs(int j, double f) /* bound on |p^(j)| */
 {
     double b = 0;

@@ -1,4 +1,4 @@
-/* W5.2 The other micro-kernels */
+/* W5.3 The other micro-kernels */
 /* attention-tune.h: the switches of the attention kernel's
    measurements (internal: for the benchmark, the book's recorder and
    the tests; not exported from librope.so) */

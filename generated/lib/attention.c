@@ -1,4 +1,4 @@
-/* 5.2 The interface */
+/* W5.1 The three files of the kernel */
 /* attention.c: tiled, multithreaded attention with fused RoPE */
 #define _POSIX_C_SOURCE 200809L
 #include "attention-kernels.h"
@@ -15,7 +15,7 @@
 #if ATT_X86
 #include <immintrin.h>
 #endif
-/* W5.2 The other micro-kernels */
+/* W5.3 The other micro-kernels */
 ATT_HIDDEN att_tuning att_tune = { 1, 0, ATT_IB, 1, 1, 1, 1, 1, 1 };
 /* 5.6 Fused RoPE and grouped heads */
 ATT_HIDDEN ATT_VECTORIZE void att_rotate_row(
@@ -52,7 +52,7 @@ int rope_repeat_kv(float *out, const float *x, int batch, int seq_len,
                    x + t * head_dim, len);
     return 0;
 }
-/* W5.3 Defaults and checks of a call */
+/* W5.4 Defaults and checks of a call */
 void rope_attention_defaults(rope_attention_params *p)
 {
     memset(p, 0, sizeof *p);
@@ -83,7 +83,7 @@ ATT_HIDDEN int att_check(const rope_attention_params *p)
         return 1;
     return 0;
 }
-/* W5.7 The key/value cache */
+/* W5.9 The key/value cache */
 static void att_cache_tile(const rope_kv_cache *c, int t, long bg,
                            const float **kt, const float **vt)
 {
@@ -143,7 +143,7 @@ static void pv_tile_scalar(float *U, const float *P, const float *V,
         }
     }
 }
-/* W5.2 The other micro-kernels */
+/* W5.3 The other micro-kernels */
 static ATT_VECTORIZE void att_scale_q(float *restrict x, float c, int d)
 {
     for (int i = 0; i < d; i++) x[i] *= c;
@@ -164,7 +164,7 @@ static att_kernels att_pick(rope_simd s)
     if (!att_tune.step) k.st = NULL;
     return k;
 }
-/* W5.4 The workspace of a call */
+/* W5.5 The workspace of a call */
 static atomic_long att_nallocs;
 static void *att_alloc(size_t bytes)
 {
@@ -202,7 +202,7 @@ static int att_ws_init(att_ws *w, const att_job *J)
     w->lsave = att_alloc(sizeof(float) * M);
     w->Kw = att_alloc(sizeof(float) * dp * ATT_BK);
     w->Vw = att_alloc(sizeof(float) * dp * ATT_BK);
-    /* W5.4 The workspace of a call */
+    /* W5.5 The workspace of a call */
     return w->Q && w->U && w->S && w->m && w->l && w->alpha
            && w->tmp && w->nvalid && w->Kt && w->Vt
            && w->Q16 && w->Kt16 && w->Vt16 && w->P16 && w->lsave
@@ -222,7 +222,7 @@ static void att_ws_free(att_ws *w)
     free(w->Kw); free(w->Vw);
     w->Q16 = w->Kt16 = w->Vt16 = w->P16 = NULL;
     w->lsave = w->Kw = w->Vw = NULL;
-    /* W5.4 The workspace of a call */
+    /* W5.5 The workspace of a call */
     w->M = w->d = 0;
 }
 static pthread_key_t att_ws_key;
@@ -270,11 +270,11 @@ static size_t att_ws_floats(const att_job *J)
     /* W5b.2 The code of the bfloat16 path */
     size_t bf16 = (ATT_IB * M * dp + 2 * dp * ATT_BK + M * ATT_BK) / 2 + M
                   + 2 * dp * ATT_BK + 7 * 16;
-    /* W5.4 The workspace of a call */
+    /* W5.5 The workspace of a call */
     return ATT_IB * M * (2 * dp + 2) + M * (ATT_BK + 2) + dp
            + 2 * ATT_BK * dp + 10 * 16 + bf16;
 }
-/* 5.8 The driver, threads and load balance */
+/* W5.6 The driver's remaining steps */
 static void att_pack_tile(att_job *J, att_ws *w, long bg, int t,
                           float *Kt, float *Vt)
 {
@@ -315,7 +315,7 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
         if (r % J->bq >= nq || r / J->bq >= nh)
             memset(Q + (size_t)r * dp, 0, sizeof(float) * dp);
     for (int il = 0; il < nq; il++) {
-        /* W5.2 The other micro-kernels */
+        /* W5.3 The other micro-kernels */
         if (att_tune.prefetch && il + 2 < nq) {
             long i2 = q0 + il + 2;
             att_prefetch_read(J->q + ((b * n + i2) * H + g * J->rep + h0) * d,
@@ -326,7 +326,7 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
                 att_prefetch_read(p->freqs_sin + pos2 * d, (size_t)d);
             }
         }
-        /* 5.8 The driver, threads and load balance */
+        /* W5.6 The driver's remaining steps */
         for (int hl = 0; hl < nh; hl++) {
             long h = g * J->rep + h0 + hl, i = q0 + il;
             const float *x = J->q + ((b * n + i) * H + h) * d;
@@ -343,6 +343,7 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
         }
     }
 }
+/* 5.8 The driver, threads and load balance */
 static long att_last_key(const att_job *J, long i)
 {
     const rope_attention_params *p = J->p;
@@ -404,6 +405,7 @@ static float att_lse(float m, float l)
 {
     return (float)(((double)m + log2((double)l)) * 0.6931471805599453);
 }
+/* W5.6 The driver's remaining steps */
 static ATT_VECTORIZE int att_scale_row(float *restrict o,
                                        const float *restrict u,
                                        float inv, int d)
@@ -424,11 +426,11 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
     size_t at = (size_t)kb * J->M;
     int nh = att_heads_in(J, h0);
     for (int il = 0; il < nq; il++) {
-        /* W5.2 The other micro-kernels */
+        /* W5.3 The other micro-kernels */
         if (att_tune.prefetch && il + 2 < nq)
             att_prefetch_write(J->out + ((b * n + q0 + il + 2) * H + g * J->rep
                                          + h0) * d, (size_t)nh * d);
-        /* 5.8 The driver, threads and load balance */
+        /* W5.6 The driver's remaining steps */
         for (int hl = 0; hl < nh; hl++) {
             size_t r = at + (size_t)(hl * J->bq + il);
             long h = g * J->rep + h0 + hl;
@@ -444,8 +446,9 @@ static void att_store(att_job *J, att_ws *w, int kb, long bg, int h0,
     }
     if (bad) atomic_store(&J->bad, 1);
 }
+/* 5.8 The driver, threads and load balance */
 static void att_store_partial(att_job *J, att_ws *w, long it);
-/* W5.5 The packing pass */
+/* W5.7 The packing pass */
 static void att_run_pass(att_job *J, int pass, long n_items);
 static size_t att_pack_floats(const att_job *J)
 {
@@ -496,7 +499,7 @@ static void att_prepack(att_job *J)
     att_run_pass(J, 3, (long)J->ntk * p->batch * p->n_kv_heads);
     J->cache = &J->packed;
 }
-/* 5.8 The driver, threads and load balance */
+/* W5.6 The driver's remaining steps */
 static void att_do_item(att_job *J, att_ws *w, long it)
 {
     const rope_attention_params *p = J->p;
@@ -529,6 +532,7 @@ static void att_do_item(att_job *J, att_ws *w, long it)
         att_store_partial(J, w, it);
     }
 }
+/* 5.8 The driver, threads and load balance */
 static void *att_worker(void *arg)
 {
     att_job *J = arg;
@@ -549,7 +553,7 @@ static void *att_worker(void *arg)
     return NULL;
 }
 #define ATT_MAX_THREADS 256
-/* W5.6 The thread pool */
+/* W5.8 The thread pool */
 #define ATT_SPIN_NS ROPE_ATTENTION_SPIN_NS
 static struct {
     pthread_mutex_t mu, busy;
@@ -702,17 +706,6 @@ static void att_run_pass(att_job *J, int pass, long n_items)
     att_pool_wait(posted);
 }
 /* 5.9 Decoding with split keys */
-static void att_store_partial(att_job *J, att_ws *w, long it)
-{
-    size_t stride = (size_t)J->dp + 2;
-    float *dst = J->part + (size_t)it * J->M * stride;
-    for (int r = 0; r < J->M; r++, dst += stride) {
-        dst[0] = w->m[r];
-        dst[1] = w->l[r];
-        memcpy(dst + 2, w->U + (size_t)r * J->dp,
-               sizeof(float) * J->dp);
-    }
-}
 static int att_merge_row(att_job *J, const float *ps, float *o,
                          float *lse)
 {
@@ -736,6 +729,18 @@ static int att_merge_row(att_job *J, const float *ps, float *o,
     float lam = att_lse(mx, L);
     if (lse) *lse = lam;
     return bad | !isfinite(lam);
+}
+/* W5.6 The driver's remaining steps */
+static void att_store_partial(att_job *J, att_ws *w, long it)
+{
+    size_t stride = (size_t)J->dp + 2;
+    float *dst = J->part + (size_t)it * J->M * stride;
+    for (int r = 0; r < J->M; r++, dst += stride) {
+        dst[0] = w->m[r];
+        dst[1] = w->l[r];
+        memcpy(dst + 2, w->U + (size_t)r * J->dp,
+               sizeof(float) * J->dp);
+    }
 }
 static void att_merge(att_job *J)
 {
@@ -794,6 +799,7 @@ int rope_attention(float *out, const float *q, const float *k,
 {
     return att_call(out, q, k, v, NULL, p);
 }
+/* W5.6 The driver's remaining steps */
 static void att_plan(att_job *J, const rope_attention_params *p)
 {
     J->p = p;
@@ -827,6 +833,7 @@ static void att_plan(att_job *J, const rope_attention_params *p)
     J->nt = p->n_threads < 1 ? 1 : p->n_threads;
     if (J->nt > ATT_MAX_THREADS) J->nt = ATT_MAX_THREADS;
     if ((size_t)J->nt > fits) J->nt = fits > 0 ? (int)fits : 1;
+/* W5.6 The driver's remaining steps */
 }
 /* 5.11 A cache of rotated keys */
 int rope_attention_cached(float *out, const float *q,
@@ -841,7 +848,7 @@ int rope_attention_cached(float *out, const float *q,
     pc.keys_rotated = 1;
     return att_call(out, q, NULL, NULL, c, &pc);
 }
-/* W5.4 The workspace of a call */
+/* W5.5 The workspace of a call */
 size_t rope_attention_workspace_bytes(const rope_attention_params *p)
 {
     if (att_check(p)) return 0;
@@ -856,7 +863,7 @@ size_t rope_attention_workspace_bytes(const rope_attention_params *p)
         fl += (size_t)units * J.nsplit * J.M * ((size_t)J.dp + 2);
     return fl * sizeof(float);
 }
-/* W5.7 The key/value cache */
+/* W5.9 The key/value cache */
 static int att_cache_grow(rope_kv_cache *c, long need)
 {
     if (need <= c->cap) return 0;

@@ -82,11 +82,11 @@ int rope_attention_cached(float *out, const float *q,
                           const rope_attention_params *p);
 void rope_kv_cache_free(rope_kv_cache *c);
 long rope_attention_allocations(void);
-/* W5.2 The other micro-kernels */
+/* W5.3 The other micro-kernels */
 double rope_exp2_poly_bound(void); /* bound of eq. attention-exp2 */
-/* W5.5 The packing pass */
+/* W5.7 The packing pass */
 enum { ROPE_ATTENTION_PACK_MIB = 32 }; /* packed tiles of a prefill */
-/* W5.6 The thread pool */
+/* W5.8 The thread pool */
 #define ROPE_ATTENTION_SPIN_NS 1000000L /* pool threads spin, then sleep */
 /* W5b.2 The code of the bfloat16 path */
 const char *rope_bf16_kernels(rope_simd s);

@@ -1,4 +1,4 @@
-/* W5.8 Accuracy and the tests */
+/* W5.10 Accuracy and the tests */
 /* test-attention.c: the claims of chapter 5. */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <dirent.h>
@@ -188,7 +188,7 @@ static uint64_t att_ck_run(int ci, rope_simd s, int bf16, int naive)
     free(q); free(k); free(v); free(o); free(lse); free(fc); free(fs);
     return h;
 }
-/* W5.9 The attention command */
+/* W5.11 The attention command */
 static void att_put_npy(const char *dir, const char *name,
                         const float *x, int ndim, const long *shape)
 {
@@ -242,7 +242,7 @@ static void att_make_bad_files(const char *dir)
     buf[0] = 'X';
     att_put_bytes(dir, "magic.npy", buf, n);
 }
-/* W5.10 Memory, overflow and progress of the command */
+/* W5.12 Memory, overflow and progress of the command */
 static void att_put_qkv(const char *dir, const long *shape,
                         uint64_t seed)
 {
@@ -288,7 +288,7 @@ START_TEST(test_attention_two_keys_closed_form)
     }
 }
 END_TEST
-/* W5.8 Accuracy and the tests */
+/* W5.10 Accuracy and the tests */
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define ATT_SWEEP_MAX_LEN 257
 #else
@@ -965,7 +965,7 @@ START_TEST(test_attention_overflow_is_an_error)
     }
 }
 END_TEST
-/* W5.9 The attention command */
+/* W5.11 The attention command */
 typedef struct {
     int b, n, nkv, h, hkv, d, causal, rope;
     long start;
@@ -1208,7 +1208,7 @@ START_TEST(test_attention_cli_full_disk_keeps_the_output)
     ck_assert_msg(rmdir(dir) == 0, "a temporary is left in %s", dir);
 }
 END_TEST
-/* W5.10 Memory, overflow and progress of the command */
+/* W5.12 Memory, overflow and progress of the command */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define ATT_SANITIZED 1
 #else
@@ -1514,7 +1514,7 @@ START_TEST(test_attention_bf16_threads_bit_identical)
         att_make(&a, s ? 1 : 400, s ? 1000 : 400, 8, 2, s ? 96 : 64, 5,
                  177 + s); /* 8 prefill items: enough for 4 threads */
         a.p.kv_dtype = ROPE_DTYPE_BF16;
-        /* W5.8 Accuracy and the tests */
+        /* W5.10 Accuracy and the tests */
         float *one = malloc(sizeof(float) * a.nq);
         float *many = malloc(sizeof(float) * a.nq);
         for (int pi = 0; pi < np; pi++) {
@@ -1546,7 +1546,7 @@ START_TEST(test_attention_bf16_cache_and_bad_dtype)
     float *full = malloc(sizeof(float) * a.nq);
     float *viac = malloc(sizeof(float) * a.nq);
     ck_assert_int_eq(rope_attention(full, a.q, a.k, a.v, &a.p), 0);
-    /* W5.8 Accuracy and the tests */
+    /* W5.10 Accuracy and the tests */
     ck_assert_int_eq(rope_kv_cache_init(&c, 1, HKV, D, 0), 0);
     ck_assert_int_eq(rope_kv_cache_append(&c, a.k, a.v, 100, &a.p), 0);
     for (int j = 100; j < N; j++) {
@@ -1732,7 +1732,7 @@ START_TEST(test_bench_steps_for)
 }
 END_TEST
 
-/* W5.8 Accuracy and the tests */
+/* W5.10 Accuracy and the tests */
 Suite *attention_suite(void)
 {
     Suite *s = suite_create("chapter 5: attention");
@@ -1761,12 +1761,12 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_workspace_is_bounded);
     tcase_add_test(tc, test_attention_wide_groups);
     tcase_add_test(tc, test_attention_overflow_is_an_error);
-    /* W5.9 The attention command */
+    /* W5.11 The attention command */
     tcase_add_loop_test(tc, test_attention_cli_equals_the_library, 0,
                         N_ATT_CLI_CASES);
     tcase_add_loop_test(tc, test_attention_cli_bad_calls, 0, N_ATT_CLI_BAD);
     tcase_add_test(tc, test_attention_cli_full_disk_keeps_the_output);
-    /* W5.10 Memory, overflow and progress of the command */
+    /* W5.12 Memory, overflow and progress of the command */
     tcase_add_loop_test(tc, test_attention_cli_peak_memory, 0, 3);
     tcase_add_test(tc, test_attention_cli_out_of_memory);
     tcase_add_loop_test(tc, test_attention_cli_refuses_overflow, 0, 3);
@@ -1787,7 +1787,7 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_bench_keep);
     tcase_add_test(tc, test_bench_gate_and_verdicts);
     tcase_add_test(tc, test_bench_steps_for);
-    /* W5.8 Accuracy and the tests */
+    /* W5.10 Accuracy and the tests */
     suite_add_tcase(s, tc);
     return s;
 }

@@ -24,7 +24,7 @@ static const struct {
     {4, scaling_suite},
     /* W4.4 The exercise code */
     {4, exercises_scaling_suite},
-    /* W5.8 Accuracy and the tests */
+    /* W5.10 Accuracy and the tests */
     {5, attention_suite},
     {5, exercises_attention_suite},
     /* W6.5 The tests */

@@ -55,7 +55,7 @@ Suite *scaling_suite(void);
 /* W4.4 The exercise code */
 Suite *exercises_scaling_suite(void);
 double scaling_golden_header_value(const char *path, const char *key);
-/* W5.8 Accuracy and the tests */
+/* W5.10 Accuracy and the tests */
 Suite *attention_suite(void);
 Suite *exercises_attention_suite(void);
 /* W6.5 The tests */

@@ -726,7 +726,8 @@ def main():
     local = "".join(m.group(0) + "\n" for m in re.finditer(
         r"^\\(?:providecommand|newcommand)\{?\\[a-zA-Z]+\}?(?:\[\d\])?\{.*\}$",
         body, flags=re.M))
-    for name in ("workshopchapters", "cleardoublepage", "file", "val",
+    for name in ("workshopchapters", "workshopsubchapter",
+                 "workshopchaptersresume", "cleardoublepage", "file", "val",
                  "ropedef", "solref"):
         macros.pop(name, None)
     body = re.sub(r"^\\(?:providecommand|newcommand|renewcommand)"

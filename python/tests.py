@@ -92,6 +92,24 @@ class TestHeader(unittest.TestCase):
                  rope._AttentionParams)):
             self.assertEqual([f[0] for f in cls._fields_],
                              self.c_fields(cname, header), cname)
+    def test_the_library_exports_only_its_interface(self):
+        import glob
+        import re
+        lib = os.environ.get("ROPE_LIB") or os.path.join(ROOT, "build",
+                                                         "librope.so")
+        out = subprocess.run(["nm", "-D", "--defined-only", lib],
+                             capture_output=True, text=True, check=True).stdout
+        names = [line.split()[-1] for line in out.splitlines() if line.strip()]
+        headers = ""
+        for path in glob.glob(os.path.join(ROOT, "generated", "lib", "*.h")):
+            with open(path) as f:
+                headers += f.read()
+        self.assertGreater(len(names), 50)
+        for name in names:
+            self.assertTrue(name.startswith("rope_"), name)
+            self.assertIsNone(re.search(r"rope_fma_|rope_triad|_tune|probe|"
+                                        r"_peak|env_reload", name), name)
+            self.assertRegex(headers, r"\b%s\b" % name)
 
 
 class TestTables(unittest.TestCase):

@@ -394,10 +394,10 @@ int record_attention(const char *dir)
            : up_n ? "In this run the rows follow the trend in $n$ but not "
                     "the one in $d$ (figure~\\ref{fig:attention-gflops}); "
                     "a single median on a shared machine moves by several "
-                    "percent from one build to the next."
+                    "percent from one run to the next."
            : "In this run the rows do not follow the trend in $n$ "
              "(figure~\\ref{fig:attention-gflops}); a single median on a "
-             "shared machine moves by several percent from one build to "
+             "shared machine moves by several percent from one run to "
              "the next.",
            trend_noisy ? "  Some of these rows are marked as noise in the "
                          "table, so this run is weak evidence either way."

@@ -31,7 +31,7 @@ static const ex_info ex_5_5 = {"exercise 5.5", "causal mask with a cache",
     "sees the cached keys too"};
 static const ex_info ex_5_6 = {"exercise 5.6", "rounding to bfloat16",
     "the upper 16 bits of the nearest bfloat16, ties to even",
-    "reread section W5b.1 (The idea and the bound) and W5b.2: add 0x7fff "
+    "reread section W5b.2 (The code of the bfloat16 path): add 0x7fff "
     "plus the lowest kept bit"};
 
 START_TEST(test_ex_online_logsumexp)

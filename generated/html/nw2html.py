@@ -726,8 +726,8 @@ def main():
     local = "".join(m.group(0) + "\n" for m in re.finditer(
         r"^\\(?:providecommand|newcommand)\{?\\[a-zA-Z]+\}?(?:\[\d\])?\{.*\}$",
         body, flags=re.M))
-    for name in ("workshopchapters", "cleardoublepage", "file", "val",
-                 "ropedef", "solref"):
+    for name in ("workshopchapters", "workshopchaptersresume",
+                 "cleardoublepage", "file", "val", "ropedef", "solref"):
         macros.pop(name, None)
     body = re.sub(r"^\\(?:providecommand|newcommand|renewcommand)"
                   r"\{?\\[a-zA-Z]+\}?(?:\[\d\])?\{.*\}$", "", body, flags=re.M)

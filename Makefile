@@ -168,7 +168,12 @@ $(T)/%.c $(T)/%.h: $(T)/.stamp ;
 
 $(B)/obj/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
 	@mkdir -p $(@D)
-	$(CC) $(ALLCFLAGS) -c $< -o $@
+	$(CC) $(ALLCFLAGS) $(LIB_PIC) -c $< -o $@
+# The library's objects serve librope.a and librope.so alike (the
+# workshop of the Python binding): position-independent, and with
+# -fno-semantic-interposition gcc gives them the instructions it gives
+# without -fPIC, so they are compiled once.
+$(LIB_OBJS): LIB_PIC := -fPIC -fno-semantic-interposition
 
 $(B)/librope.a: $(LIB_OBJS)
 	rm -f $@; ar rcs $@ $^
@@ -461,20 +466,16 @@ fuzz:
 	done
 
 # ---------------------------------------------------------------- python
-# Workshop: the library from Python: build/librope.so for python/rope.py (the same sources,
-# compiled again with -fPIC into $(B)/pic/, so the static library and
-# the benchmark keep their objects), the binding's unittest step of
-# make test, and make crosscheck MINIMIND=/path/to/minimind.
+# Workshop: the library from Python: build/librope.so for python/rope.py
+# (the objects of librope.a, which are position-independent), the
+# binding's unittest step of make test, and make crosscheck
+# MINIMIND=/path/to/minimind.
 PY_ROOTS := python/rope.py python/tests.py python/crosscheck.py
 ROOTS += $(PY_ROOTS)
 PYTHON ?= /usr/bin/python3
 all: $(B)/librope.so
 
-$(B)/pic/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
-	@mkdir -p $(@D)
-	$(CC) $(ALLCFLAGS) -fPIC -c $< -o $@
-
-$(B)/librope.so: $(patsubst $(B)/obj/%,$(B)/pic/%,$(LIB_OBJS))
+$(B)/librope.so: $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
 
 # A sanitized library cannot be loaded into an unsanitized Python, and

@@ -146,7 +146,7 @@ BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o \
 BOOKDATA_OBJS += $(BENCH_OBJS)
 
 .PHONY: all tangle check-generated lint test book check-book exercise bench \
-  clean deps deps-check crosscheck experiments
+  clean deps deps-check deps-ci crosscheck experiments
 all: $(B)/librope.a $(B)/rope.h $(B)/rope
 
 # The library's headers, beside the library: rope.h includes the others.
@@ -575,6 +575,13 @@ deps:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	  else echo "deps: missing Debian packages; run as root:" >&2; \
 	    echo "  apt-get install -y$$missing" >&2; exit 1; fi; fi
+
+# Every package that a target of .ci/run installs when it is missing,
+# in one apt-get: CI runs this first, so that its two lanes never run
+# apt-get at the same time.
+deps-ci:
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(DEBIAN_PACKAGES) \
+	  $(FUZZ_PACKAGES) $(HTML_DEBIAN_PACKAGES) $(if $(shell command -v npm),,npm)"
 
 # The checks need only noweb; they do not install TeX.
 deps-check:

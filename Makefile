@@ -146,7 +146,7 @@ BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o \
 BOOKDATA_OBJS += $(BENCH_OBJS)
 
 .PHONY: all tangle check-generated lint test book check-book exercise bench \
-  clean deps deps-check crosscheck experiments
+  clean deps deps-check deps-ci crosscheck experiments
 all: $(B)/librope.a $(B)/rope.h $(B)/rope
 
 # The library's headers, beside the library: rope.h includes the others.
@@ -168,7 +168,12 @@ $(T)/%.c $(T)/%.h: $(T)/.stamp ;
 
 $(B)/obj/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
 	@mkdir -p $(@D)
-	$(CC) $(ALLCFLAGS) -c $< -o $@
+	$(CC) $(ALLCFLAGS) $(LIB_PIC) -c $< -o $@
+# The library's objects serve librope.a and librope.so alike (the
+# workshop of the Python binding): position-independent, and with
+# -fno-semantic-interposition gcc gives them the instructions it gives
+# without -fPIC, so they are compiled once.
+$(LIB_OBJS): LIB_PIC := -fPIC -fno-semantic-interposition
 
 $(B)/librope.a: $(LIB_OBJS)
 	rm -f $@; ar rcs $@ $^
@@ -204,8 +209,13 @@ $(B)/hdr/ring-mpi.o: $(T)/ring-mpi.h $(HEADERS) | $(T)/.stamp
 	echo '#include "ring-mpi.h"' | $(MPICC) $(ALLCFLAGS) -x c -c - -o $@
 
 # ---------------------------------------------------------------- tests
+# Every pthread_create of the test program goes through test-main.c's
+# wrapper, which fails a test that starts a thread outside a test case
+# tagged threads; under ThreadSanitizer only those cases run (the frame
+# of the workshop, "Tests that run threads").
 $(B)/test-rope: $(TEST_OBJS) $(BENCH_OBJS) $(B)/librope.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -Wl,--wrap=pthread_create -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+TEST_TAGS := $(if $(findstring thread,$(SANITIZE)),CK_INCLUDE_TAGS=threads)
 
 # The starters are compiled too (never linked): a learner's first build
 # must not fail on the book's own code.
@@ -214,7 +224,7 @@ STARTER_OBJS := $(foreach m,$(NAMES),$(B)/obj/exercises-$m-starter.o)
 test: deps
 	@$(MAKE) --no-print-directory $(B)/test-rope $(B)/rope $(STARTER_OBJS) $(RING) \
 	  $(HEADER_CHECKS)
-	ROPE_CLI=$(B)/rope $(RING_ENV) $(B)/test-rope $(CHAPTER)
+	$(TEST_TAGS) ROPE_CLI=$(B)/rope $(RING_ENV) $(B)/test-rope $(CHAPTER)
 	$(PYTEST_STEP)
 
 # The learner's flow: your answers live in tests/exercises/NAME.c (made from
@@ -414,18 +424,26 @@ FUZZ_CC := clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
   -fno-omit-frame-pointer
 # clang knows no optimize attribute (chapter 5 asks gcc for one).
-FUZZ_CFLAGS = $(WARN) -Wno-unknown-attributes -O1 -g $(FUZZ_SAN) \
+FUZZ_CFLAGS = $(WARN) -Wno-unknown-attributes -g $(FUZZ_SAN) \
   -fsanitize=fuzzer-no-link \
   -ffp-contract=off -D_POSIX_C_SOURCE=200809L -I$(T) -pthread
 FUZZ_LIB = $(foreach m,$(NAMES) $(LIB_EXTRA) npy,$(FZ)/obj/$m.o)
 FUZZ_CLI = $(FZ)/obj/cli-util.o $(FZ)/obj/tables.o \
   $(foreach m,$(NAMES),$(FZ)/obj/cli-$m.o)
+# The kernel's two speed paths are linked into fuzz-cli (the attention
+# command calls the kernel) but no parser reaches them, and clang spends
+# minutes optimizing their unrolled loops under the sanitizers: they are
+# compiled at -O0, with the same sanitizers and coverage.
+FUZZ_O0 := $(filter $(FZ)/obj/attention-simd.o $(FZ)/obj/attention-bf16.o,$(FUZZ_LIB))
+$(FUZZ_O0): FUZZ_OPT := -O0
 
+FUZZ_OPT := -O1
 $(FZ)/obj/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_OPT) -c $< -o $@
 $(FZ)/obj/fuzz-cli.o: $(T)/rope-cli.c
-$(FZ)/fuzz-npy: $(FZ)/obj/fuzz-npy.o $(FUZZ_LIB)
+# The .npy target links the reader alone.
+$(FZ)/fuzz-npy: $(FZ)/obj/fuzz-npy.o $(FZ)/obj/npy.o
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 $(FZ)/fuzz-cli: $(FZ)/obj/fuzz-cli.o $(FUZZ_CLI) $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
@@ -448,20 +466,16 @@ fuzz:
 	done
 
 # ---------------------------------------------------------------- python
-# Workshop: the library from Python: build/librope.so for python/rope.py (the same sources,
-# compiled again with -fPIC into $(B)/pic/, so the static library and
-# the benchmark keep their objects), the binding's unittest step of
-# make test, and make crosscheck MINIMIND=/path/to/minimind.
+# Workshop: the library from Python: build/librope.so for python/rope.py
+# (the objects of librope.a, which are position-independent), the
+# binding's unittest step of make test, and make crosscheck
+# MINIMIND=/path/to/minimind.
 PY_ROOTS := python/rope.py python/tests.py python/crosscheck.py
 ROOTS += $(PY_ROOTS)
 PYTHON ?= /usr/bin/python3
 all: $(B)/librope.so
 
-$(B)/pic/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
-	@mkdir -p $(@D)
-	$(CC) $(ALLCFLAGS) -fPIC -c $< -o $@
-
-$(B)/librope.so: $(patsubst $(B)/obj/%,$(B)/pic/%,$(LIB_OBJS))
+$(B)/librope.so: $(LIB_OBJS)
 	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
 
 # A sanitized library cannot be loaded into an unsanitized Python, and
@@ -561,6 +575,13 @@ deps:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	  else echo "deps: missing Debian packages; run as root:" >&2; \
 	    echo "  apt-get install -y$$missing" >&2; exit 1; fi; fi
+
+# Every package that a target of .ci/run installs when it is missing,
+# in one apt-get: CI runs this first, so that its two lanes never run
+# apt-get at the same time.
+deps-ci:
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(DEBIAN_PACKAGES) \
+	  $(FUZZ_PACKAGES) $(HTML_DEBIAN_PACKAGES) $(if $(shell command -v npm),,npm)"
 
 # The checks need only noweb; they do not install TeX.
 deps-check:

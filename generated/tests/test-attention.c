@@ -258,6 +258,7 @@ static int att_run_peak(char *const *argv, long *peak_kib)
 {
     int st = 0;
     struct rusage ru;
+    threads_check(cli_threads_asked(argv), "the command");
     pid_t pid = fork();
     ck_assert(pid >= 0);
     if (pid == 0) {
@@ -1737,17 +1738,19 @@ Suite *attention_suite(void)
 {
     Suite *s = suite_create("chapter 5: attention");
     TCase *tc = tcase_create("attention");
+    TCase *th = threads_tcase_create("attention, threads");
     tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_attention_outputs_unchanged);
+    tcase_set_timeout(th, 600);
+    tcase_add_test(th, test_attention_outputs_unchanged);
     tcase_add_test(tc, test_attention_two_keys_closed_form);
     tcase_add_loop_test(tc, test_attention_sweep, 0, 40);
-    tcase_add_test(tc, test_attention_threads_bit_identical);
-    tcase_add_test(tc, test_attention_pack_rows_step_change_no_bit);
-    tcase_add_test(tc, test_attention_six_rows_bits);
-    tcase_add_test(tc, test_attention_pool_creates_no_thread_per_call);
-    tcase_add_test(tc, test_attention_pool_spin);
-    tcase_add_test(tc, test_attention_cache_equals_the_kernel);
-    tcase_add_test(tc, test_attention_cache_decode_allocates_nothing);
+    tcase_add_test(th, test_attention_threads_bit_identical);
+    tcase_add_test(th, test_attention_pack_rows_step_change_no_bit);
+    tcase_add_test(th, test_attention_six_rows_bits);
+    tcase_add_test(th, test_attention_pool_creates_no_thread_per_call);
+    tcase_add_test(th, test_attention_pool_spin);
+    tcase_add_test(th, test_attention_cache_equals_the_kernel);
+    tcase_add_test(th, test_attention_cache_decode_allocates_nothing);
     tcase_add_test(tc, test_attention_decode_equals_prefill);
     tcase_add_test(tc, test_attention_lse_matches_the_reference);
     tcase_add_test(tc, test_attention_repeat_kv_copies_head_a_over_r);
@@ -1762,12 +1765,12 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_attention_wide_groups);
     tcase_add_test(tc, test_attention_overflow_is_an_error);
     /* W5.11 The attention command */
-    tcase_add_loop_test(tc, test_attention_cli_equals_the_library, 0,
+    tcase_add_loop_test(th, test_attention_cli_equals_the_library, 0,
                         N_ATT_CLI_CASES);
     tcase_add_loop_test(tc, test_attention_cli_bad_calls, 0, N_ATT_CLI_BAD);
     tcase_add_test(tc, test_attention_cli_full_disk_keeps_the_output);
     /* W5.12 Memory, overflow and progress of the command */
-    tcase_add_loop_test(tc, test_attention_cli_peak_memory, 0, 3);
+    tcase_add_loop_test(th, test_attention_cli_peak_memory, 0, 3);
     tcase_add_test(tc, test_attention_cli_out_of_memory);
     tcase_add_loop_test(tc, test_attention_cli_refuses_overflow, 0, 3);
     tcase_add_test(tc, test_attention_cli_progress_on_a_terminal);
@@ -1778,7 +1781,7 @@ Suite *attention_suite(void)
     tcase_add_loop_test(tc, test_attention_bf16_within_the_bound, 0, 30);
     tcase_add_test(tc, test_attention_bf16_native_equals_emulation);
     tcase_add_test(tc, test_attention_bf16_avx2_equals_portable);
-    tcase_add_test(tc, test_attention_bf16_threads_bit_identical);
+    tcase_add_test(th, test_attention_bf16_threads_bit_identical);
     tcase_add_test(tc, test_attention_bf16_cache_and_bad_dtype);
     /* W5c.1 Measuring the machine */
     tcase_add_test(tc, test_fma_load_share);
@@ -1789,5 +1792,6 @@ Suite *attention_suite(void)
     tcase_add_test(tc, test_bench_steps_for);
     /* W5.10 Accuracy and the tests */
     suite_add_tcase(s, tc);
+    suite_add_tcase(s, th);
     return s;
 }

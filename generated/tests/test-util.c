@@ -56,6 +56,22 @@ long float_ulp_diff(float a, float b)
     long d = ordered_bits(a) - ordered_bits(b);
     return d < 0 ? -d : d;
 }
+static long cli_args_threads(const char *args)
+{
+    static char prog[] = "rope";
+    char *words = strdup(args), *argv[256];
+    int n = 0;
+    ck_assert(words != NULL);
+    argv[n++] = prog;
+    for (char *w = strtok(words, " \t\n"); w != NULL && n < 255;
+         w = strtok(NULL, " \t\n"))
+        argv[n++] = w;
+    argv[n] = NULL;
+    long threads = cli_threads_asked(argv);
+    free(words);
+    return threads;
+}
+
 static char *slurp_and_remove(char *path)
 {
     FILE *f = fopen(path, "r");
@@ -80,6 +96,7 @@ cli_result cli_run_in(const char *before, const char *args,
     const char *prog = getenv("ROPE_CLI");
     char out[] = "/tmp/rope-cli-out-XXXXXX";
     char err[] = "/tmp/rope-cli-err-XXXXXX";
+    threads_check(cli_args_threads(args), "the command");
     int fo = mkstemp(out), fe = mkstemp(err);
     ck_assert_msg(prog != NULL, "ROPE_CLI is not set (run make test)");
     ck_assert(fo >= 0 && fe >= 0);
@@ -117,6 +134,36 @@ int cli_line_count(const char *text)
 {
     int n = 0;
     for (; *text; text++) n += (*text == '\n');
+    return n;
+}
+static int threads_allowed; /* in a test of a case tagged threads */
+static void threads_allow(void) { threads_allowed = 1; }
+static void threads_forbid(void) { threads_allowed = 0; }
+
+TCase *threads_tcase_create(const char *name)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_tags(tc, "threads");
+    tcase_add_checked_fixture(tc, threads_allow, threads_forbid);
+    return tc;
+}
+
+void threads_check(long n, const char *who)
+{
+    ck_assert_msg(n <= 1 || threads_allowed,
+                  "%s runs more than one thread in %s, whose test case "
+                  "is not tagged threads: put the test in a test case "
+                  "made by threads_tcase_create", who, tcase_name());
+}
+long cli_threads_asked(char *const *argv)
+{
+    long n = 1;
+    for (int i = 1; argv[i] != NULL; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return 1;
+        if (!strcmp(argv[i], "--threads") && argv[i + 1] != NULL)
+            n = strtol(argv[i + 1], NULL, 10);
+    }
     return n;
 }
 /* End the test with one line: what was called, what differs, the hint. */

@@ -7,6 +7,9 @@
 #include "rope.h"
 #include "tables.h"
 
+TCase *threads_tcase_create(const char *name);
+void threads_check(long n, const char *who);
+long cli_threads_asked(char *const *argv);
 double *golden_read(const char *path, size_t *n_out);
 double *golden_read_column(const char *path, int column, size_t *n_out);
 long float_ulp_diff(float a, float b);

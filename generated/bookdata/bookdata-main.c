@@ -8,7 +8,7 @@ static const struct {
     int (*write)(const char *dir);
 } writers[] = {
     /* {name, writer}, chapter by chapter */
-    /* W1.3 The numbers of chapter 1 */
+    /* W1.4 The numbers of chapter 1 */
     {"positions", bookdata_positions},
     /* W2.6 The numbers of the chapter */
     {"sinusoidal", bookdata_sinusoidal},

@@ -1,4 +1,4 @@
-/* W1.3 The numbers of chapter 1 */
+/* W1.4 The numbers of chapter 1 */
 /* bookdata-positions.c: the tables and numbers of chapter 1. */
 #include <math.h>
 #include "bookdata.h"
@@ -72,7 +72,7 @@ int bookdata_positions(const char *dir)
                1.0 - table_cosine_at_position(xa, xb, D, 1.0), 2);
     bd_def_sci(f, "positions-gap-thousand",
                1.0 - table_cosine_at_position(xa, xb, D, 1000.0), 2);
-    enum { DH = 64 };
+    enum { DH = 96 };
     static double wk[D * DH];
     uint64_t st = BOOK_SEED + 1;
     double grad[3];
@@ -83,7 +83,7 @@ int bookdata_positions(const char *dir)
         for (int j = 0; j < D; j++) qa[j] = xa[j] + gt[g];
         for (int c = 0; c < DH; c++) {
             kb[c] = 0.0;
-            for (int j = 0; j < D; j++) kb[c] += (xb[j] + gt[g]) * wk[j * DH + c];
+            for (int j = 0; j < D; j++) kb[c] += (xb[j] + gt[g]) * wk[c * D + j];
         }
         grad[g] = rope_norm(qa, D) * rope_norm(kb, DH);
     }

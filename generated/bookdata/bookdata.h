@@ -13,7 +13,7 @@ const char *bd_sci(char *buf, size_t size, double v, int digits);
 void bd_def_sci(FILE *f, const char *key, double v, int digits);
 void bd_close(FILE *f);
 /* writers, chapter by chapter */
-/* W1.3 The numbers of chapter 1 */
+/* W1.4 The numbers of chapter 1 */
 int bookdata_positions(const char *dir);
 /* W2.6 The numbers of the chapter */
 int bookdata_sinusoidal(const char *dir);

@@ -1,4 +1,4 @@
-/* W1.2 The demonstrations */
+/* W1.3 The demonstrations */
 /* cli-positions.c: `rope demo NAME', chapter 1's demonstrations. */
 #include <string.h>
 #include "cli.h"

@@ -55,7 +55,7 @@ int cli_write_npys(int n, const char *const *flags,
                    const char *const *paths, const rope_npy *arrays);
 /* The frame of the workshop / The command-line program */
 /* subcommands, chapter by chapter */
-/* W1.2 The demonstrations */
+/* W1.3 The demonstrations */
 int cmd_demo(int argc, char **argv);
 /* W2.4 The command line */
 int cmd_pe(int argc, char **argv);

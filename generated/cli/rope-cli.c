@@ -8,7 +8,7 @@
 
 static const cli_command commands[] = {
     /* {name, function, usage, summary}, chapter by chapter */
-    /* W1.2 The demonstrations */
+    /* W1.3 The demonstrations */
     {"demo", cmd_demo, "demo NAME   (NAME: permutation, integer, normalized)",
      "chapter 1: print the table of a demonstration"},
     /* W2.4 The command line */

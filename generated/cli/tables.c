@@ -8,7 +8,7 @@
 #include "sinusoidal.h"
 #include "tables.h"
 
-/* W1.2 The demonstrations */
+/* W1.3 The demonstrations */
 static void row_end(FILE *out, int latex)
 {
     fputs(latex ? " \\\\\n" : "\n", out);

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 enum { BOOK_SEED = 2024 }; /* the seed of the book's examples */
-/* W1.2 The demonstrations */
+/* W1.3 The demonstrations */
 /* chapter 1's tables and their helpers (workshop W1) */
 void table_print_catdog(FILE *out, int latex);
 void table_print_integer(FILE *out, int latex);

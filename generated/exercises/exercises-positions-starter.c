@@ -1,4 +1,4 @@
-/* W1.4 The exercise files */
+/* W1.5 The exercise files */
 /* Your answers to the exercises of chapter 1. Fill in the bodies and
    run: make exercise CHAPTER=1 */
 #include <math.h>

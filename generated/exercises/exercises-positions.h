@@ -1,4 +1,4 @@
-/* W1.4 The exercise files */
+/* W1.5 The exercise files */
 /* exercises-positions.h: the functions of chapter 1's exercises. */
 #ifndef ROPE_EXERCISES_POSITIONS_H
 #define ROPE_EXERCISES_POSITIONS_H

@@ -1,11 +1,11 @@
-/* 1.1.1 The interface */
+/* 1.2.1 The code */
 /* positions.c: chapter 1, attention without positions. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "positions.h"
 
-/* 1.1.2 Reproducible random numbers */
+/* W1.1 The machinery of chapter 1 */
 uint64_t rope_splitmix64(uint64_t *state)
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
@@ -25,7 +25,6 @@ double rope_gaussian(uint64_t *state)
     double u2 = rope_uniform(state);
     return sqrt(-2.0 * log(u1)) * cos(two_pi * u2);
 }
-/* 1.1.3 The computation */
 void rope_matmul(const double *a, const double *b, double *c,
                  int n, int k, int m)
 {
@@ -37,6 +36,18 @@ void rope_matmul(const double *a, const double *b, double *c,
             c[(size_t)i * m + j] = acc;
         }
 }
+void rope_linear(const double *x, const double *w, double *y,
+                 int n, int in, int out)
+{
+    for (int i = 0; i < n; i++)
+        for (int o = 0; o < out; o++) {
+            double acc = 0.0;
+            for (int l = 0; l < in; l++)
+                acc += x[(size_t)i * in + l] * w[(size_t)o * in + l];
+            y[(size_t)i * out + o] = acc;
+        }
+}
+/* 1.2.1 The code */
 void rope_softmax_rows(double *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -61,30 +72,26 @@ int rope_tiny_attention(const double *x, int n, int d_model, int d,
         return -1;
     }
     double *k = q + nd, *v = k + nd;
-    rope_matmul(x, wq, q, n, d_model, d);
-    rope_matmul(x, wk, k, n, d_model, d);
-    rope_matmul(x, wv, v, n, d_model, d);
+    rope_linear(x, wq, q, n, d_model, d);   /* Q = X W_q^T */
+    rope_linear(x, wk, k, n, d_model, d);   /* K = X W_k^T */
+    rope_linear(x, wv, v, n, d_model, d);   /* V = X W_v^T */
     double scale = 1.0 / sqrt((double)d);
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) {
-            double dot = 0.0;
-            for (int l = 0; l < d; l++)
-                dot += q[(size_t)i * d + l] * k[(size_t)j * d + l];
-            s[(size_t)i * n + j] = dot * scale;
-        }
+    rope_linear(q, k, s, n, d, n);          /* S = Q K^T */
+    for (size_t j = 0; j < (size_t)n * n; j++)
+        s[j] *= scale;
     rope_softmax_rows(s, n, n);
     rope_matmul(s, v, out, n, n, d);
     free(q); free(s);
     return 0;
 }
-/* 1.3 Adding the integer position */
+/* 1.4 Adding the integer position */
 void rope_add_integer_positions(double *x, int n, int d)
 {
     for (int t = 0; t < n; t++)
         for (int j = 0; j < d; j++)
             x[(size_t)t * d + j] += (double)t;
 }
-/* 1.4 Positions scaled to [0,1] */
+/* 1.5 Positions scaled to [0,1] */
 double rope_normalized_position(int t, int n)
 {
     return n > 1 ? (double)t / (double)(n - 1) : 0.0;
@@ -98,7 +105,7 @@ void rope_add_normalized_positions(double *x, int n, int d)
             x[(size_t)t * d + j] += p;
     }
 }
-/* 1.3 Adding the integer position */
+/* 1.4 Adding the integer position */
 double rope_norm(const double *x, int d)
 {
     double s = 0.0;
@@ -112,7 +119,7 @@ double rope_cosine(const double *a, const double *b, int d)
     for (int j = 0; j < d; j++) dot += a[j] * b[j];
     return dot / (rope_norm(a, d) * rope_norm(b, d));
 }
-/* 1.2.1 Two sentences with the same words */
+/* 1.3.1 Two sentences with the same words */
 const char *const rope_example_words[ROPE_EX_VOCAB] = {
     "cat", "chases", "dog"
 };
@@ -145,7 +152,7 @@ void rope_permute_rows(const double *x, const int *perm, int n, int d,
         memcpy(out + (size_t)i * d, x + (size_t)perm[i] * d,
                (size_t)d * sizeof *x);
 }
-/* 1.2.2 Running it */
+/* 1.3.2 Running it */
 int rope_catdog(uint64_t seed, double out_a[3 * ROPE_EX_DHEAD],
                 double out_b[3 * ROPE_EX_DHEAD])
 {

@@ -1,4 +1,4 @@
-/* W1.4 The exercise files */
+/* W1.5 The exercise files */
 /* test-exercises-positions.c: the tests of chapter 1's exercises. */
 #include <math.h>
 #include <stdarg.h>
@@ -25,10 +25,10 @@ static const ex_info ex_1_4 = {"exercise 1.4", "one attention row",
     "reread section 1.1 (Attention in one head): scores, softmax, "
     "weighted values"};
 static const ex_info ex_1_5 = {"exercise 1.5", "permute rows",
-    "row i of PX is row perm[i] of X",
-    "reread section 1.2 (Attention does not see order): P has its 1 "
+    "row i of Pi X is row perm[i] of X",
+    "reread section 1.2 (Attention does not see order): the matrix Pi has its 1 "
     "of row i in column perm[i], "
-    "so (PX)[i] = X[perm[i]], not X[i] moved to row perm[i]"};
+    "so (Pi X)[i] = X[perm[i]], not X[i] moved to row perm[i]"};
 
 START_TEST(test_ex_softmax_values)
 {

@@ -24,7 +24,7 @@ static const struct {
     /* {chapter, suite}, chapter by chapter */
     /* The frame of the workshop / NumPy files / The tests of the NumPy files */
     {3, npy_suite},
-    /* W1.1 The tests of chapter 1 */
+    /* W1.2 The tests of chapter 1 */
     {1, positions_suite},
     {1, exercises_positions_suite},
     /* W2.5 The test suite */

@@ -1,11 +1,11 @@
-/* W1.1 The tests of chapter 1 */
+/* W1.2 The tests of chapter 1 */
 /* test-positions.c: the claims of chapter 1. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tests.h"
 
-/* W1.1.2 Tests of attention */
+/* W1.2.2 Tests of attention */
 #define EQ_TOL 1e-12
 
 START_TEST(test_softmax_rows_sum_to_one)
@@ -30,6 +30,22 @@ START_TEST(test_softmax_shift_invariant)
     ck_assert_double_eq_tol(a[0] / a[1], exp(1.5), 1e-12);
 }
 END_TEST
+START_TEST(test_linear_multiplies_by_the_transpose)
+{
+    enum { N = 2, IN = 5, OUT = 3 };
+    uint64_t st = 11;
+    double x[N * IN], w[OUT * IN], wt[IN * OUT], y[N * OUT], z[N * OUT];
+    for (int i = 0; i < N * IN; i++) x[i] = rope_gaussian(&st);
+    for (int o = 0; o < OUT; o++)
+        for (int l = 0; l < IN; l++)
+            wt[l * OUT + o] = w[o * IN + l] = rope_gaussian(&st);
+    rope_linear(x, w, y, N, IN, OUT);
+    rope_matmul(x, wt, z, N, IN, OUT);
+    for (int i = 0; i < N * OUT; i++)
+        ck_assert_double_eq(y[i], z[i]);
+    ck_assert(fabs(y[0]) > 1e-3);
+}
+END_TEST
 START_TEST(test_one_token_gets_its_value)
 {
     rope_example ex;
@@ -37,12 +53,12 @@ START_TEST(test_one_token_gets_its_value)
     rope_example_init(&ex, 7);
     ck_assert_int_eq(rope_tiny_attention(ex.emb, 1, ROPE_EX_DMODEL,
         ROPE_EX_DHEAD, ex.wq, ex.wk, ex.wv, out), 0);
-    rope_matmul(ex.emb, ex.wv, v, 1, ROPE_EX_DMODEL, ROPE_EX_DHEAD);
+    rope_linear(ex.emb, ex.wv, v, 1, ROPE_EX_DMODEL, ROPE_EX_DHEAD);
     for (int j = 0; j < ROPE_EX_DHEAD; j++)
         ck_assert_double_eq_tol(out[j], v[j], EQ_TOL);
 }
 END_TEST
-/* 1.2 Attention does not see order */
+/* 1.3 Attention does not see order */
 static void random_permutation(int *perm, int n, uint64_t *st)
 {
     for (int i = 0; i < n; i++) perm[i] = i;
@@ -76,7 +92,7 @@ START_TEST(test_attention_is_permutation_equivariant)
                 out[perm[i] * ROPE_EX_DHEAD + j], EQ_TOL);
 }
 END_TEST
-/* 1.2.2 Running it */
+/* 1.3.2 Running it */
 START_TEST(test_cat_chases_dog_equals_dog_chases_cat)
 {
     double a[3 * ROPE_EX_DHEAD], b[3 * ROPE_EX_DHEAD];
@@ -94,7 +110,7 @@ START_TEST(test_cat_chases_dog_equals_dog_chases_cat)
     ck_assert(catdog > 1e-3);
 }
 END_TEST
-/* W1.1.2 Tests of attention */
+/* W1.2.2 Tests of attention */
 START_TEST(test_positions_break_the_symmetry)
 {
     static const int s1[3] = {0, 1, 2}, s2[3] = {2, 1, 0};
@@ -130,7 +146,7 @@ START_TEST(test_worked_example)
     ck_assert_double_eq_tol(out[3], 0.0, 1e-14);
 }
 END_TEST
-/* W1.1.3 Tests of positions */
+/* W1.2.3 Tests of positions */
 START_TEST(test_gaussian_has_unit_variance)
 {
     enum { N = 200000 };
@@ -221,7 +237,7 @@ START_TEST(test_add_normalized_positions)
             ck_assert_double_eq(x[t * D + j], t / 4.0);
 }
 END_TEST
-/* W1.1.4 Tests of the command line */
+/* W1.2.4 Tests of the command line */
 static char *printed_by(void (*print)(FILE *, int))
 {
     char *buf = NULL;
@@ -274,19 +290,20 @@ START_TEST(test_cli_help_lists_demo)
 }
 END_TEST
 
-/* W1.1 The tests of chapter 1 */
+/* W1.2 The tests of chapter 1 */
 Suite *positions_suite(void)
 {
     Suite *s = suite_create("chapter 1: why positions");
     TCase *a = tcase_create("attention");
     TCase *p = tcase_create("positions");
     TCase *c = tcase_create("command line");
-    /* W1.1.4 Tests of the command line */
+    /* W1.2.4 Tests of the command line */
     tcase_add_loop_test(c, test_demo_prints_the_shared_tables, 0, 3);
     tcase_add_loop_test(c, test_cli_usage_errors_are_one_line, 0, 4);
     tcase_add_test(c, test_cli_help_lists_demo);
     tcase_add_test(a, test_softmax_rows_sum_to_one);
     tcase_add_test(a, test_softmax_shift_invariant);
+    tcase_add_test(a, test_linear_multiplies_by_the_transpose);
     tcase_add_test(a, test_one_token_gets_its_value);
     tcase_add_loop_test(a, test_attention_is_permutation_equivariant, 0, 8);
     tcase_add_test(a, test_cat_chases_dog_equals_dog_chases_cat);
@@ -299,7 +316,7 @@ Suite *positions_suite(void)
     tcase_add_loop_test(p, test_normalized_positions_are_bounded, 0, 4);
     tcase_add_test(p, test_normalized_step_depends_on_length);
     tcase_add_test(p, test_add_normalized_positions);
-    /* W1.1 The tests of chapter 1 */
+    /* W1.2 The tests of chapter 1 */
     suite_add_tcase(s, a);
     suite_add_tcase(s, p);
     suite_add_tcase(s, c);

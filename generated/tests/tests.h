@@ -40,7 +40,7 @@ void ex_check_long(const ex_info *ex, long got, long want,
 Suite *npy_suite(void);
 size_t make_npy(unsigned char *buf, int major, const char *header,
                 const float *x, size_t nx);
-/* W1.1 The tests of chapter 1 */
+/* W1.2 The tests of chapter 1 */
 Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);
 /* W2.5 The test suite */

@@ -10,7 +10,7 @@ static const struct {
     /* {name, writer}, chapter by chapter */
     /* W1.4 The numbers of chapter 1 */
     {"positions", bookdata_positions},
-    /* W2.6 The numbers of the chapter */
+    /* W2.8 The numbers of the chapter */
     {"sinusoidal", bookdata_sinusoidal},
     /* W3.2 Numbers for the prose */
     {"rotary", bookdata_rotary},

@@ -1,4 +1,4 @@
-/* W2.6 The numbers of the chapter */
+/* W2.8 The numbers of the chapter */
 /* bookdata-sinusoidal.c: the figures, tables and numbers of
    chapter 2. */
 #include <float.h>
@@ -40,7 +40,7 @@ static int pe_write_dot(const char *dir, FILE *num)
     char buf[64];
     double fmin = INFINITY;
     FILE *f = bd_open(dir, "sinusoidal-dot.dat");
-    fputs("k t0 t1\n", f);
+    fputs("r t0 t1\n", f);
     for (long k = -KMAX; k <= KMAX; k++) {
         double a = rope_pe_dot(0, k, D, 1e4);
         fprintf(f, "%ld %.6f %.6f\n", k, a,
@@ -129,7 +129,7 @@ static const long pe_grid_k[] = {-1000, -7, -1, 0, 1, 2, 5, 17, 100,
 #define N_PE_GRID_T (sizeof pe_grid_t / sizeof pe_grid_t[0])
 #define N_PE_GRID_K (sizeof pe_grid_k / sizeof pe_grid_k[0])
 
-/* W2.6 The numbers of the chapter */
+/* W2.8 The numbers of the chapter */
 static int pe_write_float_accuracy(FILE *num)
 {
     enum { L = 8192, D = 64 };
@@ -170,10 +170,10 @@ static int pe_write_rotation_accuracy(FILE *num)
                 double w = rope_pe_omega(i, D, 1e4);
                 double bound = DBL_EPSILON * (2.0 * (labs(t) + labs(k)) * w + 8.0);
                 rope_pe_rotation(m, w, k);
-                double es = fabs(m[0] * pe_t[2 * i] + m[1] * pe_t[2 * i + 1]
-                                 - pe_tk[2 * i]);
-                double ec = fabs(m[2] * pe_t[2 * i] + m[3] * pe_t[2 * i + 1]
+                double ec = fabs(m[0] * pe_t[2 * i + 1] + m[1] * pe_t[2 * i]
                                  - pe_tk[2 * i + 1]);
+                double es = fabs(m[2] * pe_t[2 * i + 1] + m[3] * pe_t[2 * i]
+                                 - pe_tk[2 * i]);
                 double e = es > ec ? es : ec;
                 worst = e > worst ? e : worst;
                 ratio = e / bound > ratio ? e / bound : ratio;
@@ -214,7 +214,7 @@ static int pe_write_accuracy(FILE *num)
     return pe_write_float_accuracy(num)
         || pe_write_rotation_accuracy(num);
 }
-static int pe_write_terms(FILE *num)
+static int pe_write_terms(const char *dir, FILE *num)
 {
     enum { N = 16, DM = 16, D = 16, NN = N * N };
     double x[N * DM], pe[N * DM], wq[DM * D], wk[DM * D];
@@ -258,6 +258,17 @@ static int pe_write_terms(FILE *num)
     bd_def(num, "sinusoidal-terms-dmodel", "%d", DM);
     bd_def(num, "sinusoidal-terms-d", "%d", D);
     bd_def(num, "sinusoidal-terms-seed", "%d", BOOK_SEED);
+    FILE *hf = bd_open(dir, "sinusoidal-terms-heat.dat");
+    fputs("m n t1 t2 t3 t4\n", hf);
+    for (int m = 0; m < N; m++)
+        for (int n = 0; n < N; n++)
+            fprintf(hf, "%d %d %.5f %.5f %.5f %.5f\n", m, n,
+                    terms[m * N + n], terms[NN + m * N + n],
+                    terms[2 * NN + m * N + n], terms[3 * NN + m * N + n]);
+    bd_close(hf);
+    bd_def(num, "sinusoidal-terms-heat-max", "%.0f",
+           ceil(2.0 * rope_pe_rms(terms, NN)));
+    bd_def(num, "sinusoidal-terms-last", "%d", N - 1);
     return 0;
 }
 static int pe_write_convergents(FILE *num, const long *rec, int nrec,
@@ -353,25 +364,25 @@ static int pe_write_example(FILE *num)
         bd_def(num, key, "\\ensuremath{%.4f}", row[j]);
     }
     rope_pe_rotation(m, rope_pe_omega(1, D, 1e4), K);
-    rot[0] = m[0] * row[2] + m[1] * row[3];
-    rot[1] = m[2] * row[2] + m[3] * row[3];
-    if (fabs(rot[0] - later[2]) > 1e-12
-        || fabs(rot[1] - later[3]) > 1e-12)
+    rot[0] = m[0] * row[3] + m[1] * row[2]; /* cos, then sin */
+    rot[1] = m[2] * row[3] + m[3] * row[2];
+    if (fabs(rot[0] - later[3]) > 1e-12
+        || fabs(rot[1] - later[2]) > 1e-12)
         return 1;
     bd_def(num, "sinusoidal-ex-cos", "\\ensuremath{%.4f}", m[0]);
-    bd_def(num, "sinusoidal-ex-sin", "\\ensuremath{%.4f}", m[1]);
+    bd_def(num, "sinusoidal-ex-sin", "\\ensuremath{%.4f}", m[2]);
     bd_def(num, "sinusoidal-ex-rot-0", "\\ensuremath{%.4f}", rot[0]);
     bd_def(num, "sinusoidal-ex-rot-1", "\\ensuremath{%.4f}", rot[1]);
     bd_def(num, "sinusoidal-ex-dot", "\\ensuremath{%.4f}",
            rope_pe_dot(T, T + K, D, 1e4));
     return 0;
 }
-/* W2.6.1 The two circle figures */
+/* W2.8.1 The two circle figures */
 static void pe_write_arc(FILE *f, double r, double from, double to)
 {
     for (int s = 0; s <= 40; s++) {
         double a = from + (to - from) * s / 40.0;
-        fprintf(f, "%.5f %.5f\n", r * sin(a), r * cos(a));
+        fprintf(f, "%.5f %.5f\n", r * cos(a), r * sin(a));
     }
 }
 
@@ -379,18 +390,18 @@ static int pe_write_circle(const char *dir, FILE *num)
 {
     enum { D = 8, PAIR = 1, T = 50, K = 3 };
     static const long at[4] = {0, K, T, T + K};
-    static const char *const names[4] = {"0", "k", "t", "tk"};
+    static const char *const names[4] = {"0", "r", "t", "tr"};
     double row[D], w = rope_pe_omega(PAIR, D, 1e4);
     char key[64];
     for (int p = 0; p < 4; p++) {
         if (rope_pe_row(row, at[p], D, 1e4) != ROPE_PE_OK) return 1;
         snprintf(key, sizeof key, "sinusoidal-circle-x-%s", names[p]);
-        bd_def(num, key, "%.5f", row[2 * PAIR]);
+        bd_def(num, key, "%.5f", row[2 * PAIR + 1]); /* cos across */
         snprintf(key, sizeof key, "sinusoidal-circle-y-%s", names[p]);
-        bd_def(num, key, "%.5f", row[2 * PAIR + 1]);
+        bd_def(num, key, "%.5f", row[2 * PAIR]); /* sin up */
     }
     bd_def(num, "sinusoidal-circle-t", "%d", T);
-    bd_def(num, "sinusoidal-circle-k", "%d", K);
+    bd_def(num, "sinusoidal-circle-r", "%d", K);
     bd_def(num, "sinusoidal-circle-angle", "%.1f", K * w);
     FILE *f = bd_open(dir, "sinusoidal-circle.dat");
     fputs("x y\n", f);
@@ -445,16 +456,62 @@ static int pe_write_clocks(const char *dir, FILE *num)
     bd_def(num, "sinusoidal-clock-d", "%d", D);
     return 0;
 }
+/* W2.8.2 The frequency bands as Fourier features */
+static double pe_band_mean(long r, int band, int d_model)
+{
+    int per = d_model / 6; /* pairs per band: a third of d_model/2 */
+    double sum = 0.0;
+    for (int i = band * per; i < (band + 1) * per; i++)
+        sum += cos((double)r * rope_pe_omega(i, d_model, 1e4));
+    return sum / per;
+}
 
-/* W2.6 The numbers of the chapter */
+static int pe_write_fourier(const char *dir, FILE *num)
+{
+    enum { D = 96, RMAX = 100000 };
+    static const char *const names[3] = {"high", "mid", "low"};
+    long half[3] = {0, 0, 0};
+    FILE *f = bd_open(dir, "sinusoidal-fourier.dat");
+    fputs("r high mid low\n", f);
+    for (long r = 1; r <= RMAX; r = r < 100 ? r + 1 : (long)(r * 1.01)) {
+        double g[3];
+        for (int b = 0; b < 3; b++) {
+            g[b] = pe_band_mean(r, b, D);
+            if (half[b] == 0 && g[b] < 0.5) half[b] = r;
+        }
+        fprintf(f, "%ld %.5f %.5f %.5f\n", r, g[0], g[1], g[2]);
+    }
+    bd_close(f);
+    char key[64];
+    for (int b = 0; b < 3; b++) {
+        long r = 1;
+        while (r <= RMAX && pe_band_mean(r, b, D) >= 0.5) r++;
+        if (r > RMAX || r > half[b]) return 1;
+        snprintf(key, sizeof key, "sinusoidal-fourier-half-%s", names[b]);
+        bd_def(num, key, "%ld", r);
+    }
+    bd_def(num, "sinusoidal-fourier-d", "%d", D);
+    bd_def(num, "sinusoidal-fourier-pairs", "%d", D / 2);
+    bd_def(num, "sinusoidal-fourier-per", "%d", D / 6);
+    static const long at[4] = {1, 3, 300, 3000};
+    for (int b = 0; b < 3; b += 2)
+        for (int j = 0; j < 4; j++) {
+            snprintf(key, sizeof key, "sinusoidal-fourier-g-%s-%ld",
+                     names[b], at[j]);
+            bd_def(num, key, "\\ensuremath{%.2f}", pe_band_mean(at[j], b, D));
+        }
+    return 0;
+}
+
+/* W2.8 The numbers of the chapter */
 int bookdata_sinusoidal(const char *dir)
 {
     FILE *f = bd_numbers_open(dir, "sinusoidal");
     int rc = pe_write_heatmap(dir, f) || pe_write_dot(dir, f)
           || pe_write_bands(dir, f) || pe_write_accuracy(f)
-          || pe_write_terms(f) || pe_write_records(dir, f)
+          || pe_write_terms(dir, f) || pe_write_records(dir, f)
           || pe_write_example(f) || pe_write_circle(dir, f)
-          || pe_write_clocks(dir, f);
+          || pe_write_clocks(dir, f) || pe_write_fourier(dir, f);
     bd_close(f);
     return rc;
 }

@@ -15,7 +15,7 @@ void bd_close(FILE *f);
 /* writers, chapter by chapter */
 /* W1.4 The numbers of chapter 1 */
 int bookdata_positions(const char *dir);
-/* W2.6 The numbers of the chapter */
+/* W2.8 The numbers of the chapter */
 int bookdata_sinusoidal(const char *dir);
 /* W3.2 Numbers for the prose */
 int bookdata_rotary(const char *dir);

@@ -1,4 +1,4 @@
-/* W2.4 The command line */
+/* W2.6 The command line */
 /* cli-sinusoidal.c: `rope pe', chapter 2's command. */
 #include <stdlib.h>
 #include <string.h>

@@ -57,7 +57,7 @@ int cli_write_npys(int n, const char *const *flags,
 /* subcommands, chapter by chapter */
 /* W1.3 The demonstrations */
 int cmd_demo(int argc, char **argv);
-/* W2.4 The command line */
+/* W2.6 The command line */
 int cmd_pe(int argc, char **argv);
 /* W3.1 The command-line tools */
 int cmd_freqs(int argc, char **argv);

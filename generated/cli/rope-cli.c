@@ -11,7 +11,7 @@ static const cli_command commands[] = {
     /* W1.3 The demonstrations */
     {"demo", cmd_demo, "demo NAME   (NAME: permutation, integer, normalized)",
      "chapter 1: print the table of a demonstration"},
-    /* W2.4 The command line */
+    /* W2.6 The command line */
     {"pe", cmd_pe, "pe --d-model D --positions LIST [--base B]",
      "chapter 2: print the sinusoidal encoding of positions"},
     /* W3.1 The command-line tools */

@@ -112,7 +112,7 @@ void table_print_normalized(FILE *out, int latex)
     }
     if (latex) fputs("\\bottomrule\n\\end{tabular}\n", out);
 }
-/* W2.4 The command line */
+/* W2.6 The command line */
 int table_print_pe_rows(FILE *out, const long *positions, size_t n,
                         int d_model, double base)
 {

@@ -19,7 +19,7 @@ void table_two_embeddings(double *a, double *b, int d, double sigma,
                           uint64_t seed);
 double table_cosine_at_position(const double *a, const double *b, int d,
                                 double t);
-/* W2.4 The command line */
+/* W2.6 The command line */
 int table_print_pe_rows(FILE *out, const long *positions, size_t n,
                         int d_model, double base);
 /* The frame of the workshop / Tables that the program and the book share */

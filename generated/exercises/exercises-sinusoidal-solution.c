@@ -17,10 +17,10 @@ void ex_shift_back(double *out, const double *row, int d_model,
                    double base, long k)
 {
     for (int i = 0; i < d_model / 2; i++) {
-        double m[4], s = row[2 * i], c = row[2 * i + 1];
+        double m[4], c = row[2 * i + 1], s = row[2 * i];
         rope_pe_rotation(m, rope_pe_omega(i, d_model, base), k);
-        out[2 * i] = m[0] * s + m[2] * c;
-        out[2 * i + 1] = m[1] * s + m[3] * c;
+        out[2 * i + 1] = m[0] * c + m[2] * s; /* R^T (c, s) */
+        out[2 * i] = m[1] * c + m[3] * s;
     }
 }
 long ex_repeat_distance(double omega, double tol, long k_max)

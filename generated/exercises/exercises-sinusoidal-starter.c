@@ -1,4 +1,4 @@
-/* W2.7 The code of the exercises */
+/* W2.9 The code of the exercises */
 /* Your answers to the exercises of chapter 2. Fill in the bodies and
    run: make exercise CHAPTER=2 */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* W2.7 The code of the exercises */
+/* W2.9 The code of the exercises */
 /* exercises-sinusoidal.h: the functions of chapter 2's exercises. */
 #ifndef ROPE_EXERCISES_SINUSOIDAL_H
 #define ROPE_EXERCISES_SINUSOIDAL_H

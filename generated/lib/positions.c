@@ -1,4 +1,4 @@
-/* 1.2.1 The code */
+/* 1.1.1 The code */
 /* positions.c: chapter 1, attention without positions. */
 #include <math.h>
 #include <stdlib.h>
@@ -47,7 +47,7 @@ void rope_linear(const double *x, const double *w, double *y,
             y[(size_t)i * out + o] = acc;
         }
 }
-/* 1.2.1 The code */
+/* 1.1.1 The code */
 void rope_softmax_rows(double *s, int rows, int cols)
 {
     for (int i = 0; i < rows; i++) {
@@ -84,14 +84,14 @@ int rope_tiny_attention(const double *x, int n, int d_model, int d,
     free(q); free(s);
     return 0;
 }
-/* 1.4 Adding the integer position */
+/* 1.3 Adding the integer position */
 void rope_add_integer_positions(double *x, int n, int d)
 {
     for (int t = 0; t < n; t++)
         for (int j = 0; j < d; j++)
             x[(size_t)t * d + j] += (double)t;
 }
-/* 1.5 Positions scaled to [0,1] */
+/* 1.4 Positions scaled to [0,1] */
 double rope_normalized_position(int t, int n)
 {
     return n > 1 ? (double)t / (double)(n - 1) : 0.0;
@@ -105,7 +105,7 @@ void rope_add_normalized_positions(double *x, int n, int d)
             x[(size_t)t * d + j] += p;
     }
 }
-/* 1.4 Adding the integer position */
+/* 1.3 Adding the integer position */
 double rope_norm(const double *x, int d)
 {
     double s = 0.0;
@@ -119,7 +119,7 @@ double rope_cosine(const double *a, const double *b, int d)
     for (int j = 0; j < d; j++) dot += a[j] * b[j];
     return dot / (rope_norm(a, d) * rope_norm(b, d));
 }
-/* 1.3.1 Two sentences with the same words */
+/* 1.2.1 Two sentences with the same words */
 const char *const rope_example_words[ROPE_EX_VOCAB] = {
     "cat", "chases", "dog"
 };
@@ -152,7 +152,7 @@ void rope_permute_rows(const double *x, const int *perm, int n, int d,
         memcpy(out + (size_t)i * d, x + (size_t)perm[i] * d,
                (size_t)d * sizeof *x);
 }
-/* 1.3.2 Running it */
+/* 1.2.2 Running it */
 int rope_catdog(uint64_t seed, double out_a[3 * ROPE_EX_DHEAD],
                 double out_b[3 * ROPE_EX_DHEAD])
 {

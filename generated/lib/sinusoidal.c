@@ -5,7 +5,7 @@
 #include "positions.h"
 #include "sinusoidal.h"
 
-/* 2.1.2 The implementation */
+/* W2.2 The errors of the interface */
 int rope_pe_check(int d_model, double base)
 {
     if (d_model <= 0 || d_model % 2 != 0)
@@ -14,6 +14,7 @@ int rope_pe_check(int d_model, double base)
         return ROPE_PE_EBASE;
     return ROPE_PE_OK;
 }
+/* 2.1.2 The implementation */
 double rope_pe_omega(int i, int d_model, double base)
 {
     return pow(base, -(double)(2 * i) / (double)d_model);
@@ -60,13 +61,13 @@ int rope_pe_table_float(float *pe, long seq_len, int d_model,
     return ROPE_PE_OK;
 }
 /* 2.2 A shift is a rotation */
-void rope_pe_rotation(double m[4], double omega, long k)
+void rope_pe_rotation(double m[4], double omega, long r)
 {
-    double angle = omega * (double)k;
+    double angle = omega * (double)r;
     double c = cos(angle), s = sin(angle);
     m[0] = c;
-    m[1] = s;
-    m[2] = -s;
+    m[1] = -s;
+    m[2] = s;
     m[3] = c;
 }
 /* 2.3 The dot product sees only the distance */
@@ -81,26 +82,14 @@ double rope_pe_dot(long m, long n, int d_model, double base)
     return sum;
 }
 
-double rope_pe_offset_dot(long k, int d_model, double base)
+double rope_pe_offset_dot(long r, int d_model, double base)
 {
     double sum = 0.0;
     for (int i = 0; i < d_model / 2; i++)
-        sum += cos((double)k * rope_pe_omega(i, d_model, base));
+        sum += cos((double)r * rope_pe_omega(i, d_model, base));
     return sum;
 }
 /* 2.4.2 The code */
-static void pe_matmul_transposed(const double *a, const double *b,
-                              double *c, int n, int d)
-{
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) {
-            double acc = 0.0;
-            for (int l = 0; l < d; l++)
-                acc += a[(size_t)i * d + l] * b[(size_t)j * d + l];
-            c[(size_t)i * n + j] = acc;
-        }
-}
-
 int rope_pe_score_terms(const double *x, const double *pe,
                         const double *wq, const double *wk, int n,
                         int d_model, int d, double *s, double *terms)
@@ -112,19 +101,19 @@ int rope_pe_score_terms(const double *x, const double *pe,
         return -1;
     double *xq = buf, *xk = xq + nd, *pq = xk + nd, *pk = pq + nd;
     double *sum = pk + nd;
-    rope_matmul(x, wq, xq, n, d_model, d);
-    rope_matmul(x, wk, xk, n, d_model, d);
-    rope_matmul(pe, wq, pq, n, d_model, d);
-    rope_matmul(pe, wk, pk, n, d_model, d);
-    pe_matmul_transposed(xq, xk, terms, n, d);
-    pe_matmul_transposed(xq, pk, terms + nn, n, d);
-    pe_matmul_transposed(pq, xk, terms + 2 * nn, n, d);
-    pe_matmul_transposed(pq, pk, terms + 3 * nn, n, d);
+    rope_linear(x, wq, xq, n, d_model, d);
+    rope_linear(x, wk, xk, n, d_model, d);
+    rope_linear(pe, wq, pq, n, d_model, d);
+    rope_linear(pe, wk, pk, n, d_model, d);
+    rope_linear(xq, xk, terms, n, d, n);
+    rope_linear(xq, pk, terms + nn, n, d, n);
+    rope_linear(pq, xk, terms + 2 * nn, n, d, n);
+    rope_linear(pq, pk, terms + 3 * nn, n, d, n);
     for (size_t j = 0; j < nm; j++)
         sum[j] = x[j] + pe[j];
-    rope_matmul(sum, wq, xq, n, d_model, d);
-    rope_matmul(sum, wk, xk, n, d_model, d);
-    pe_matmul_transposed(xq, xk, s, n, d);
+    rope_linear(sum, wq, xq, n, d_model, d);
+    rope_linear(sum, wk, xk, n, d_model, d);
+    rope_linear(xq, xk, s, n, d, n);
     free(buf);
     return 0;
 }

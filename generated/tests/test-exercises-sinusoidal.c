@@ -1,4 +1,4 @@
-/* W2.7 The code of the exercises */
+/* W2.9 The code of the exercises */
 /* test-exercises-sinusoidal.c: the tests of chapter 2's exercises. */
 #include <float.h>
 #include <math.h>
@@ -10,13 +10,13 @@
 #include "exercises-sinusoidal.h"
 
 static const ex_info ex_2_1 = {"exercise 2.1", "rotation product",
-    "M_k M_j == M_{k+j}, row by row",
+    "R(k w) R(j w) == R((k+j) w), row by row",
     "reread section 2.2 (A shift is a rotation): multiply the 2x2 "
     "matrices row by column"};
 static const ex_info ex_2_2 = {"exercise 2.2", "shift back",
     "PE(t) from PE(t+k), pair by pair",
-    "reread section 2.2 (A shift is a rotation): M_{-k} is the transpose "
-    "of M_k"};
+    "reread section 2.2 (A shift is a rotation): R(-k w) is the "
+    "transpose of R(k w)"};
 static const ex_info ex_2_3 = {"exercise 2.3", "repeat distance",
     "the smallest k >= 1 with k*omega within tol of 2*pi*r, r >= 1",
     "reread section 2.5 (Frequency bands) and the definition in the "
@@ -45,7 +45,7 @@ START_TEST(exercise_2_1_product_is_the_sum)
                 for (int e = 0; e < 4; e++)
                     ex_check_double(&ex_2_1, got[e], want[e], tol,
                         "ex_rotation_product(omega = %g, k = %ld, j = %ld): "
-                        "entry %d of M_k M_j (M_{k+j})", w, k, j, e);
+                        "entry %d of R(k w) R(j w) (R((k+j) w))", w, k, j, e);
             }
     }
 }
@@ -68,14 +68,14 @@ START_TEST(exercise_2_2_shift_back)
                         "ex_shift_back(PE(t+k), d_model = 32, k = %ld), t = %ld: "
                         "out[%d] = PE(t)[%d]", k, t, 2 * i + e, 2 * i + e);
                 rope_pe_rotation(m, w, -k);
-                double s = m[0] * row[2 * i] + m[1] * row[2 * i + 1];
-                double c = m[2] * row[2 * i] + m[3] * row[2 * i + 1];
+                double c = m[0] * row[2 * i + 1] + m[1] * row[2 * i];
+                double s = m[2] * row[2 * i + 1] + m[3] * row[2 * i];
                 ex_check_double(&ex_2_2, back[2 * i], s, 4 * DBL_EPSILON,
                     "ex_shift_back(PE(t+k), d_model = 32, k = %ld), t = %ld: out[%d] "
-                    "= (M_{-k} pair %d)[0]", k, t, 2 * i, i);
+                    "= (R(-k w) pair %d)[1]", k, t, 2 * i, i);
                 ex_check_double(&ex_2_2, back[2 * i + 1], c, 4 * DBL_EPSILON,
                     "ex_shift_back(PE(t+k), d_model = 32, k = %ld), t = %ld: out[%d] "
-                    "= (M_{-k} pair %d)[1]", k, t, 2 * i + 1, i);
+                    "= (R(-k w) pair %d)[0]", k, t, 2 * i + 1, i);
             }
         }
 }

@@ -27,7 +27,7 @@ static const struct {
     /* W1.2 The tests of chapter 1 */
     {1, positions_suite},
     {1, exercises_positions_suite},
-    /* W2.5 The test suite */
+    /* W2.7 The test suite */
     {2, sinusoidal_suite},
     {2, exercises_sinusoidal_suite},
     /* W3.3 The tests */

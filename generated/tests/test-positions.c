@@ -58,7 +58,7 @@ START_TEST(test_one_token_gets_its_value)
         ck_assert_double_eq_tol(out[j], v[j], EQ_TOL);
 }
 END_TEST
-/* 1.3 Attention does not see order */
+/* 1.2 Attention does not see order */
 static void random_permutation(int *perm, int n, uint64_t *st)
 {
     for (int i = 0; i < n; i++) perm[i] = i;
@@ -92,7 +92,7 @@ START_TEST(test_attention_is_permutation_equivariant)
                 out[perm[i] * ROPE_EX_DHEAD + j], EQ_TOL);
 }
 END_TEST
-/* 1.3.2 Running it */
+/* 1.2.2 Running it */
 START_TEST(test_cat_chases_dog_equals_dog_chases_cat)
 {
     double a[3 * ROPE_EX_DHEAD], b[3 * ROPE_EX_DHEAD];

@@ -1,4 +1,4 @@
-/* W2.5 The test suite */
+/* W2.7 The test suite */
 /* test-sinusoidal.c: the claims of chapter 2. */
 #include <float.h>
 #include <math.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include "tests.h"
 
-/* W2.1 The tests of the tables */
+/* W2.3 The tests of the tables */
 START_TEST(test_pe_matches_reference_table)
 {
     const char *path = "tests/golden/hf/cos_sin_default_theta1e4.txt";
@@ -162,24 +162,24 @@ START_TEST(test_shift_is_rotation)
 {
     enum { D = 64 };
     long t = pe_grid_t[_i];
-    double pe_t[D], pe_tk[D], m[4];
+    double pe_t[D], pe_tr[D], m[4];
     rope_pe_row(pe_t, t, D, 1e4);
     for (size_t g = 0; g < N_PE_GRID_K; g++) {
-        long k = pe_grid_k[g];
-        rope_pe_row(pe_tk, t + k, D, 1e4);
+        long r = pe_grid_k[g];
+        rope_pe_row(pe_tr, t + r, D, 1e4);
         for (int i = 0; i < D / 2; i++) {
             double w = rope_pe_omega(i, D, 1e4);
-            double tol = DBL_EPSILON * (2.0 * (labs(t) + labs(k)) * w + 8.0);
-            rope_pe_rotation(m, w, k);
-            double s = m[0] * pe_t[2 * i] + m[1] * pe_t[2 * i + 1];
-            double c = m[2] * pe_t[2 * i] + m[3] * pe_t[2 * i + 1];
-            ck_assert_double_eq_tol(s, pe_tk[2 * i], tol);
-            ck_assert_double_eq_tol(c, pe_tk[2 * i + 1], tol);
+            double tol = DBL_EPSILON * (2.0 * (labs(t) + labs(r)) * w + 8.0);
+            rope_pe_rotation(m, w, r);
+            double c = m[0] * pe_t[2 * i + 1] + m[1] * pe_t[2 * i];
+            double s = m[2] * pe_t[2 * i + 1] + m[3] * pe_t[2 * i];
+            ck_assert_double_eq_tol(c, pe_tr[2 * i + 1], tol);
+            ck_assert_double_eq_tol(s, pe_tr[2 * i], tol);
         }
     }
 }
 END_TEST
-/* W2.2 The tests of the rotation and of the dot product */
+/* W2.4 The tests of the rotation and of the dot product */
 START_TEST(test_rotation_is_orthogonal)
 {
     double m[4];
@@ -222,11 +222,11 @@ START_TEST(test_dot_depends_on_offset_only)
     for (long m = -50; m < 3000; m += 37)
         for (long n = -3; n < 6000; n += 91)
             ck_assert_double_eq_tol(rope_pe_dot(m, n, D, 1e4),
-                                    rope_pe_offset_dot(m - n, D, 1e4),
+                                    rope_pe_offset_dot(n - m, D, 1e4),
                                     pe_dot_tol(m, n, D));
 }
 END_TEST
-/* W2.2 The tests of the rotation and of the dot product */
+/* W2.4 The tests of the rotation and of the dot product */
 START_TEST(test_dot_is_even_with_peak_at_zero)
 {
     enum { D = 64 };
@@ -261,7 +261,7 @@ START_TEST(test_learned_projections_see_absolute_positions)
     ck_assert(sqrt(cross / NN) > rope_pe_rms(terms, NN) / 3);
 }
 END_TEST
-/* W2.3 The tests of the four terms and of the bands */
+/* W2.5 The tests of the four terms and of the bands */
 START_TEST(test_four_terms_sum_to_score)
 {
     enum { N = 16, DM = 16, D = 8, NN = N * N };
@@ -348,7 +348,25 @@ START_TEST(test_half_turn_reverses_the_pair)
     }
 }
 END_TEST
-/* W2.4 The command line */
+static double band_mean(long r, int band)
+{
+    double sum = 0.0;
+    for (int i = 16 * band; i < 16 * (band + 1); i++)
+        sum += cos((double)r * rope_pe_omega(i, 96, 1e4));
+    return sum / 16;
+}
+
+START_TEST(test_fast_bands_resolve_short_offsets_slow_bands_long)
+{
+    ck_assert(band_mean(10, 0) < 0.5);
+    ck_assert(band_mean(10, 2) > 0.99);
+    for (long r = 1; r <= 1000; r++)
+        ck_assert(band_mean(r, 2) >= 0.5);
+    ck_assert(band_mean(100000, 2) < 0.5);
+    ck_assert(fabs(band_mean(1000, 0)) < 0.5);
+}
+END_TEST
+/* W2.6 The command line */
 START_TEST(test_print_rows_matches_formula)
 {
     static const long pos[3] = {0, 1, 50};
@@ -421,7 +439,7 @@ START_TEST(test_cli_pe_rejects_bad_arguments)
 }
 END_TEST
 
-/* W2.5 The test suite */
+/* W2.7 The test suite */
 Suite *sinusoidal_suite(void)
 {
     Suite *s = suite_create("chapter 2: sinusoidal encoding");
@@ -451,6 +469,7 @@ Suite *sinusoidal_suite(void)
     tcase_add_test(att, test_learned_projections_see_absolute_positions);
     tcase_add_test(att, test_wavelengths);
     tcase_add_test(att, test_half_turn_reverses_the_pair);
+    tcase_add_test(att, test_fast_bands_resolve_short_offsets_slow_bands_long);
     suite_add_tcase(s, tab);
     suite_add_tcase(s, rot);
     suite_add_tcase(s, att);

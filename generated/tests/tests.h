@@ -43,7 +43,7 @@ size_t make_npy(unsigned char *buf, int major, const char *header,
 /* W1.2 The tests of chapter 1 */
 Suite *positions_suite(void);
 Suite *exercises_positions_suite(void);
-/* W2.5 The test suite */
+/* W2.7 The test suite */
 Suite *sinusoidal_suite(void);
 Suite *exercises_sinusoidal_suite(void);
 /* W3.3 The tests */

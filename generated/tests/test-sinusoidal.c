@@ -304,7 +304,7 @@ START_TEST(test_identity_projections_give_f)
     for (int m = 0; m < N; m++)
         for (int n = 0; n < N; n++) {
             ck_assert_double_eq_tol(terms[3 * NN + m * N + n],
-                                    rope_pe_offset_dot(m - n, DM, 1e4),
+                                    rope_pe_offset_dot(n - m, DM, 1e4),
                                     pe_dot_tol(m, n, DM));
             ck_assert(terms[NN + m * N + n]
                       == terms[2 * NN + n * N + m]);

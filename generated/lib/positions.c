@@ -72,11 +72,11 @@ int rope_tiny_attention(const double *x, int n, int d_model, int d,
         return -1;
     }
     double *k = q + nd, *v = k + nd;
-    rope_linear(x, wq, q, n, d_model, d);   /* Q = X W_q^T */
-    rope_linear(x, wk, k, n, d_model, d);   /* K = X W_k^T */
-    rope_linear(x, wv, v, n, d_model, d);   /* V = X W_v^T */
+    rope_linear(x, wq, q, n, d_model, d); /* Q = X W_q^T */
+    rope_linear(x, wk, k, n, d_model, d); /* K = X W_k^T */
+    rope_linear(x, wv, v, n, d_model, d); /* V = X W_v^T */
     double scale = 1.0 / sqrt((double)d);
-    rope_linear(q, k, s, n, d, n);          /* S = Q K^T */
+    rope_linear(q, k, s, n, d, n); /* S = Q K^T */
     for (size_t j = 0; j < (size_t)n * n; j++)
         s[j] *= scale;
     rope_softmax_rows(s, n, n);

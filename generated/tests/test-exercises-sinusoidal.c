@@ -16,9 +16,10 @@ static const ex_info ex_2_1 = {"exercise 2.1", "rotation product",
 static const ex_info ex_2_2 = {"exercise 2.2", "shift back",
     "PE(t) from PE(t+k), pair by pair",
     "reread section 2.2 (A shift is a rotation): R(-k w) is the "
-    "transpose of R(k w)"};
+    "transpose of R(k w), and it acts on (cos, sin) = "
+    "(row[2i+1], row[2i])"};
 static const ex_info ex_2_3 = {"exercise 2.3", "repeat distance",
-    "the smallest k >= 1 with k*omega within tol of 2*pi*r, r >= 1",
+    "the smallest k >= 1 with k*omega within tol of 2*pi*l, l >= 1",
     "reread section 2.5 (Frequency bands) and the definition in the "
     "exercise"};
 static const ex_info ex_2_4 = {"exercise 2.4", "shift a pair forward",

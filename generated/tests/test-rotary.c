@@ -704,20 +704,20 @@ START_TEST(test_summation_by_parts_and_the_bound)
     rope_default_inv_freq(inv, D, 1e4);
     for (long m = 0; m < 5000; m += 331)
         for (long n = 0; n < 5000; n += 457) {
-            double r = (double)(m - n), hr[H + 1], hi[H + 1];
+            double r = (double)(n - m), hr[H + 1], hi[H + 1];
             double sum_re = 0, abel_re = 0, sre = 0, sim = 0;
             double max_dh = 0, sum_abs_s = 0;
-            for (int i = 0; i < H; i++) { /* h_i = q_[i] conj(k_[i]) */
+            for (int i = 0; i < H; i++) { /* eta_i = conj(q_[i]) k_[i] */
                 double q0 = q[2 * i], q1 = q[2 * i + 1];
                 double k0 = k[2 * i], k1 = k[2 * i + 1];
                 hr[i] = q0 * k0 + q1 * k1;
-                hi[i] = q1 * k0 - q0 * k1;
+                hi[i] = q0 * k1 - q1 * k0;
             }
             hr[H] = hi[H] = 0;
             for (int i = 0; i < H; i++) {
                 double a = r * inv[i];
                 sum_re += hr[i] * cos(a) - hi[i] * sin(a);
-                sre += cos(a); sim += sin(a); /* S_{i+1} */
+                sre += cos(a); sim += sin(a); /* Z_{i+1} */
                 double dr = hr[i + 1] - hr[i], di = hi[i + 1] - hi[i];
                 abel_re -= sre * dr - sim * di;
                 max_dh = fmax(max_dh, hypot(dr, di));

@@ -134,21 +134,21 @@ static void check_shift(int iteration, rope_precision prec, long range,
     randfill(q, d, (unsigned)iteration);
     randfill(k, d, (unsigned)iteration + 1000u);
     randfill(r, 3, (unsigned)iteration + 2000u);
-    /* m, n, t in [0, range/2): the shifted positions stay in range */
+    /* m, n, shift in [0, range/2): the shifted positions stay in range */
     long pick[3];
     for (int j = 0; j < 3; j++)
         pick[j] = (long)((r[j] + 1.0f) * 0.25f * (float)range);
-    long m = pick[0], n = pick[1], t = pick[2];
+    long m = pick[0], n = pick[1], shift = pick[2];
     memcpy(q1, q, sizeof q); memcpy(k1, k, sizeof k);
     memcpy(q2, q, sizeof q); memcpy(k2, k, sizeof k);
     rotate_to(q1, d, 1e4, m, prec, ROPE_PAIRING_HALF);
     rotate_to(k1, d, 1e4, n, prec, ROPE_PAIRING_HALF);
-    rotate_to(q2, d, 1e4, m + t, prec, ROPE_PAIRING_HALF);
-    rotate_to(k2, d, 1e4, n + t, prec, ROPE_PAIRING_HALF);
+    rotate_to(q2, d, 1e4, m + shift, prec, ROPE_PAIRING_HALF);
+    rotate_to(k2, d, 1e4, n + shift, prec, ROPE_PAIRING_HALF);
     double scale = sqrt(dot64(q, q, d) * dot64(k, k, d));
     double tol = tol_per_unit * scale;
     ck_assert_msg(fabs(dot64(q1, k1, d) - dot64(q2, k2, d)) <= tol,
-                  "m=%ld n=%ld t=%ld", m, n, t);
+                  "m=%ld n=%ld shift=%ld", m, n, shift);
 }
 
 START_TEST(test_shift_invariance_double_path)

@@ -494,6 +494,7 @@ crosscheck:
 	  $(MAKE) --no-print-directory deps DEBIAN_PACKAGES="python3-torch python3-numpy"
 	@$(MAKE) --no-print-directory $(B)/librope.so
 	$(PYTHON) python/crosscheck.py --minimind "$(MINIMIND)" --lib $(B)/librope.so
+	/usr/bin/python3 book/check-minimind-lines.py --minimind "$(MINIMIND)"
 
 # The appendix prints a sample of a recorded run (book/data/), which
 # the book cannot repeat at build time: MiniMind is not in the repository.

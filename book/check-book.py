@@ -19,7 +19,9 @@ book-structure issue asks of the PDF and of the Part I sources:
   - the PDF has a title, an author and a subject;
   - no index page carries the running head of the bibliography;
   - every exercise hint that names a section, as "section N.M (Title)",
-    names it by the number and title the contents give it.
+    names it by the number and title the contents give it;
+  - every MiniMind line range the book quotes, and every reference of
+    Appendix B, by book/check-minimind-lines.py (with the LaTeX aux file).
 It prints one line per check and exits 1 if any fails."""
 import functools
 import glob
@@ -285,6 +287,11 @@ def main():
     toc = pdftotext("-layout", "-l", "20")
     check_hints(toc)
     check_section_names(toc)
+    lines = subprocess.run([sys.executable, "book/check-minimind-lines.py",
+                            "--aux", "build/book/rope.aux"],
+                           capture_output=True, text=True)
+    print(lines.stdout.rsplit("check-minimind-lines:", 1)[0], end="")
+    report(lines.returncode == 0, "book/check-minimind-lines.py passes")
     print("check-book: %d check%s failed" % (failures, "" if failures == 1 else "s"))
     return 1 if failures else 0
 

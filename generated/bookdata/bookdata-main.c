@@ -12,7 +12,7 @@ static const struct {
     {"positions", bookdata_positions},
     /* W2.8 The numbers of the chapter */
     {"sinusoidal", bookdata_sinusoidal},
-    /* W3.2 Numbers for the prose */
+    /* W3.5 Numbers for the prose */
     {"rotary", bookdata_rotary},
     /* W4.3 Numbers and figures for the prose */
     {"scaling", bookdata_scaling},

@@ -1,4 +1,4 @@
-/* W3.2 Numbers for the prose */
+/* W3.5 Numbers for the prose */
 /* bookdata-rotary.c: the numbers and data of chapter 3. */
 #include <math.h>
 #include <stdlib.h>
@@ -92,16 +92,19 @@ static void rd_rotate2(float *x, long pos)
 static int rotary_worked(FILE *f)
 {
     char key[64];
-    const long m = 2;
+    const long m = 5;
     bd_def(f, "rotary-tab-m", "%ld", m);
-    for (long r = 0; r <= 5; r++) { /* key at n = m + r */
-        float q[2] = {1, 0}, k[2] = {1, 0};
-        snprintf(key, sizeof key, "rotary-tab-nope-%ld", r);
+    for (long r = -3; r <= 3; r++) { /* key at n = m + r */
+        float q[2] = {1, 0}, k[2] = {1, 0}, k1[2] = {1, 1};
+        snprintf(key, sizeof key, "rotary-tab-nope-%ld", r + 3);
         rd_fixed4(f, key, (double)q[0] * k[0] + (double)q[1] * k[1]);
         rd_rotate2(q, m);
         rd_rotate2(k, m + r);
-        snprintf(key, sizeof key, "rotary-tab-rope-%ld", r);
+        rd_rotate2(k1, m + r);
+        snprintf(key, sizeof key, "rotary-tab-even-%ld", r + 3);
         rd_fixed4(f, key, (double)q[0] * k[0] + (double)q[1] * k[1]);
+        snprintf(key, sizeof key, "rotary-tab-odd-%ld", r + 3);
+        rd_fixed4(f, key, (double)q[0] * k1[0] + (double)q[1] * k1[1]);
     }
     float x[2] = {1, 2}; /* the pair written out, at position 1 */
     rd_rotate2(x, 1);
@@ -109,14 +112,21 @@ static int rotary_worked(FILE *f)
     rd_fixed4(f, "rotary-ex2-s", sin(1.0));
     rd_fixed4(f, "rotary-ex2-r0", x[0]);
     rd_fixed4(f, "rotary-ex2-r1", x[1]);
-    float v[8], out[8];
-    for (int j = 0; j < 8; j++)
+    float v[3 * 8], out[3 * 8];
+    for (int j = 0; j < 3 * 8; j++)
         v[j] = (float)(j + 1);
-    for (int d = 4; d <= 8; d += 4) { /* (1..4) and (1..8) */
-        rope_rotate_half(v, out, d);
-        for (int j = 0; j < d; j++) {
-            snprintf(key, sizeof key, "rotary-rh%d-%d", d, j);
-            bd_def(f, key, "\\ensuremath{%g}", (double)out[j]);
+    rope_rotate_half(v, out, 4); /* (1, 2, 3, 4) */
+    for (int j = 0; j < 4; j++) {
+        snprintf(key, sizeof key, "rotary-rh4-%d", j);
+        bd_def(f, key, "\\ensuremath{%g}", (double)out[j]);
+    }
+    for (int t = 0; t < 3; t++) { /* three tokens of width 8 */
+        rope_rotate_half(v + 8 * t, out + 8 * t, 8);
+        for (int j = 0; j < 8; j++) {
+            snprintf(key, sizeof key, "rotary-rht-%d-%d", t, j);
+            bd_def(f, key, "%g", (double)v[8 * t + j]);
+            snprintf(key, sizeof key, "rotary-rhy-%d-%d", t, j);
+            bd_def(f, key, "\\ensuremath{%g}", (double)out[8 * t + j]);
         }
     }
     return 0;
@@ -276,6 +286,101 @@ static int rotary_decay(FILE *f, const char *dir)
            rope_decay_average(D, 1e6, rmark));
     return 0;
 }
+static double rd_score(const float *q, const float *k, int d)
+{
+    double sum = 0;
+    for (int i = 0; i < d; i++)
+        sum += (double)q[i] * k[i];
+    return sum;
+}
+
+static int rotary_signed(FILE *f, const char *dir)
+{
+    enum { D = 96, RMAX = 128, SMALL = 8 };
+    const long m0 = RMAX; /* keys from position 0 to 2 * RMAX */
+    const unsigned seed = 3;
+    FILE *dat = bd_open(dir, "rotary-signed.dat");
+    fprintf(dat, "r even odd\n");
+    for (long r = -SMALL; r <= SMALL; r++) {
+        float q[2] = {1, 0}, k[2] = {1, 0}, k1[2] = {1, 1};
+        rd_rotate2(q, SMALL);
+        rd_rotate2(k, SMALL + r);
+        rd_rotate2(k1, SMALL + r);
+        fprintf(dat, "%ld %.6f %.6f\n", r, rd_score(q, k, 2),
+                rd_score(q, k1, 2));
+    }
+    bd_close(dat);
+    static float c[(2 * RMAX + 1) * D], s[(2 * RMAX + 1) * D];
+    float u[D], q[D], k[D], unused[D];
+    uint64_t state = seed;
+    for (int i = 0; i < D; i++)
+        u[i] = (float)rope_gaussian(&state);
+    for (int i = 0; i < D; i++)
+        q[i] = u[i] + 0.5f * (float)rope_gaussian(&state);
+    for (int i = 0; i < D; i++)
+        k[i] = u[i] + 0.5f * (float)rope_gaussian(&state);
+    if (rope_precompute_freqs_cis(c, s, D, 2 * RMAX + 1, 1e6,
+                                  ROPE_PRECISION_FLOAT) != 0)
+        return 1;
+    double score[2 * RMAX + 1];
+    float qr[D], kr[D];
+    memcpy(qr, q, sizeof q);
+    rope_apply_rotary_pos_emb(qr, unused, c, s, 1, 1, 1, 0, D, m0,
+                              ROPE_PAIRING_HALF);
+    for (long r = -RMAX; r <= RMAX; r++) {
+        memcpy(kr, k, sizeof k);
+        rope_apply_rotary_pos_emb(kr, unused, c, s, 1, 1, 1, 0, D, m0 + r,
+                                  ROPE_PAIRING_HALF);
+        score[r + RMAX] = rd_score(qr, kr, D) / sqrt((double)D);
+    }
+    dat = bd_open(dir, "rotary-signed96.dat");
+    fprintf(dat, "r s mirror\n");
+    for (long r = -RMAX; r <= RMAX; r++)
+        fprintf(dat, "%ld %.6f %.6f\n", r, score[r + RMAX],
+                score[RMAX - r]);
+    bd_close(dat);
+    rd_int(f, "rotary-signed-rmax", SMALL);
+    rd_int(f, "rotary-signed96-rmax", RMAX);
+    rd_int(f, "rotary-signed96-d", D);
+    rd_int(f, "rotary-signed96-seed", seed);
+    return 0;
+}
+static int rotary_clocks(FILE *f, const char *dir)
+{
+    enum { D = 96, NPOS = 5 };
+    static const long pos[NPOS] = {1, 10, 100, 1000, 10000};
+    float inv[D / 2];
+    char key[64];
+    rope_default_inv_freq(inv, D, 1e6);
+    FILE *dat = bd_open(dir, "rotary-clocks.dat");
+    for (int p = 0; p < NPOS; p++)
+        fprintf(dat, "%sx%d y%d", p ? " " : "", p + 1, p + 1);
+    fprintf(dat, "\n");
+    for (int i = 0; i < D / 2; i++) {
+        double len = 1.0 - 0.6 * i / (D / 2 - 1);
+        for (int p = 0; p < NPOS; p++)
+            fprintf(dat, "%s0 0", p ? " " : "");
+        fprintf(dat, "\n");
+        for (int p = 0; p < NPOS; p++) {
+            double a = rope_angle(pos[p], inv[i], ROPE_PRECISION_FLOAT);
+            fprintf(dat, "%s%.5f %.5f", p ? " " : "", len * cos(a),
+                    len * sin(a));
+        }
+        fprintf(dat, "\n\n");
+    }
+    bd_close(dat);
+    long still = 0;
+    for (int i = 0; i < D / 2; i++)
+        still += rope_angle(pos[3], inv[i], ROPE_PRECISION_FLOAT) < 1.0;
+    rd_int(f, "rotary-clock-pairs", D / 2);
+    rd_int(f, "rotary-clock-d", D);
+    rd_int(f, "rotary-clock-still-3", still);
+    for (int p = 0; p < NPOS; p++) {
+        snprintf(key, sizeof key, "rotary-clock-m-%d", p);
+        rd_int(f, key, pos[p]);
+    }
+    return 0;
+}
 static int rotary_memory(FILE *f)
 {
     const double L = 32768, d = 96, heads = 8, MiB = 1048576.0;
@@ -296,7 +401,8 @@ int bookdata_rotary(const char *dir)
     FILE *f = bd_numbers_open(dir, "rotary");
     int rc = rotary_example(f) || rotary_worked(f) || rotary_shapes(f)
              || rotary_golden_numbers(f) || rotary_precision_table(f)
-             || rotary_decay(f, dir) || rotary_memory(f);
+             || rotary_decay(f, dir) || rotary_memory(f)
+             || rotary_signed(f, dir) || rotary_clocks(f, dir);
     bd_close(f);
     return rc;
 }

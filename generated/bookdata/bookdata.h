@@ -17,7 +17,7 @@ void bd_close(FILE *f);
 int bookdata_positions(const char *dir);
 /* W2.8 The numbers of the chapter */
 int bookdata_sinusoidal(const char *dir);
-/* W3.2 Numbers for the prose */
+/* W3.5 Numbers for the prose */
 int bookdata_rotary(const char *dir);
 /* W4.3 Numbers and figures for the prose */
 int bookdata_scaling(const char *dir);

@@ -1,4 +1,4 @@
-/* W3.1 The command-line tools */
+/* W3.4 The command-line tools */
 /* cli-rotary.c: the commands rope freqs and rope apply (chapter 3),
    and the RoPE options shared with chapters 4 and 5. */
 #include <sys/stat.h>
@@ -64,7 +64,7 @@ int cli_rope_parse_option(cli_rope_options *o, int argc, char **argv,
     /* W4.1 The command line */
     if ((rc = cli_scaling_parse_option(o, argc, argv, i)) != 0)
         return rc;
-    /* W3.1 The command-line tools */
+    /* W3.4 The command-line tools */
     return 0;
 }
 int cli_rope_validate(const cli_rope_options *o)
@@ -84,7 +84,7 @@ int cli_rope_validate(const cli_rope_options *o)
         if (rc4 != 0)
             return rc4;
     }
-    /* W3.1 The command-line tools */
+    /* W3.4 The command-line tools */
     return 0;
 }
 static long first_not_finite(const float *x, size_t n)
@@ -106,7 +106,7 @@ int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
     if (rc4 != 0)
         return rc4;
 }
-    /* W3.1 The command-line tools */
+    /* W3.4 The command-line tools */
     long bad = first_not_finite(inv_freq, (size_t)(o->head_dim / 2));
     if (bad >= 0)
         return cli_error("inv_freq[%ld] is %g: the scaling options make "
@@ -209,7 +209,7 @@ static int print_freqs(const cli_rope_options *o, const char *what,
         if (rc4 != 0)
             return rc4;
     }
-    /* W3.1 The command-line tools */
+    /* W3.4 The command-line tools */
     if (!done)
         return cli_error("freqs: --print '%s' is not one of inv_freq, "
                          "angles, cos, sin, attention_factor, ramp",

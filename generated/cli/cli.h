@@ -28,7 +28,7 @@ int cli_parse_int_list(const char *flag, const char *s, long lo,
 int cli_parse_double_list(const char *flag, const char *s,
                           double **out, size_t *n);
 extern int cli_parse_only;
-/* W3.1 The command-line tools */
+/* W3.4 The command-line tools */
 typedef struct cli_rope_options {
     int head_dim; /* 0: not given (apply takes it from q) */
     double theta; /* the base b; MiniMind's rope_theta */
@@ -39,7 +39,7 @@ typedef struct cli_rope_options {
     rope_scaling scaling; /* chapter 4: --scaling and its keys */
     int no_truncate; /* --no-truncate given */
     double short_factor[CLI_MAX_HALF], long_factor[CLI_MAX_HALF];
-/* W3.1 The command-line tools */
+/* W3.4 The command-line tools */
 } cli_rope_options;
 void cli_rope_defaults(cli_rope_options *o);
 int cli_rope_parse_option(cli_rope_options *o, int argc, char **argv,
@@ -59,7 +59,7 @@ int cli_write_npys(int n, const char *const *flags,
 int cmd_demo(int argc, char **argv);
 /* W2.6 The command line */
 int cmd_pe(int argc, char **argv);
-/* W3.1 The command-line tools */
+/* W3.4 The command-line tools */
 int cmd_freqs(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 /* W4.1 The command line */

@@ -14,7 +14,7 @@ static const cli_command commands[] = {
     /* W2.6 The command line */
     {"pe", cmd_pe, "pe --d-model D --positions LIST [--base B]",
      "chapter 2: print the sinusoidal encoding of positions"},
-    /* W3.1 The command-line tools */
+    /* W3.4 The command-line tools */
     {"freqs", cmd_freqs, "freqs --head-dim D --theta B (--end N | "
      "--positions P1,P2,...) [--pairing half|interleaved] "
      "[--precision float|double]\n        [--print inv_freq|angles|cos|sin"

@@ -1,4 +1,4 @@
-/* W3.4 The code of the exercises */
+/* W3.7 The code of the exercises */
 /* tests/exercises/rotary.c: your answers to chapter 3's exercises. */
 #include "exercises-rotary.h"
 

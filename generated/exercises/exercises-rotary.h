@@ -1,4 +1,4 @@
-/* W3.4 The code of the exercises */
+/* W3.7 The code of the exercises */
 /* exercises-rotary.h: the functions of chapter 3's exercises. */
 #ifndef ROPE_EXERCISES_ROTARY_H
 #define ROPE_EXERCISES_ROTARY_H

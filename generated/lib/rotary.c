@@ -1,8 +1,8 @@
-/* 3.5 The interface */
+/* W3.1 The interface in detail */
 /* rotary.c: rotary position embeddings, bit-compatible with MiniMind
    (model/model_minimind.py: precompute_freqs_cis,
    apply_rotary_pos_emb).
-   Tangled from chapters/03-rope.nw. */
+   Tangled from chapters/03-rope.nw and 13-workshop-rope.nw. */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -19,11 +19,13 @@ void rope_default_inv_freq(float *inv_freq, int head_dim,
         inv_freq[i] = 1.0f / powf(base, exponent);
     }
 }
+/* W3.1 The interface in detail */
 static int table_arguments_ok(int head_dim, long start, long end)
 {
     return head_dim > 0 && head_dim % 2 == 0 && start >= 0
         && start <= end && end <= ROPE_MAX_POSITION;
 }
+/* 3.6 The frequencies and the tables, as MiniMind computes them */
 int rope_freqs_cis_from_inv_freq(float *freqs_cos, float *freqs_sin,
         const float *inv_freq, int head_dim, long start, long end,
         double attention_factor, rope_precision precision)
@@ -104,9 +106,9 @@ void rope_apply_rotary_pos_emb(float *q, float *k,
 {
     size_t d = (size_t)head_dim;
     for (int b = 0; b < batch; b++)
-        for (int s = 0; s < seq_len; s++) {
-            size_t row = (size_t)(start_pos + s) * d;
-            size_t token = (size_t)b * (size_t)seq_len + (size_t)s;
+        for (int j = 0; j < seq_len; j++) {
+            size_t row = (size_t)(start_pos + j) * d;
+            size_t token = (size_t)b * (size_t)seq_len + (size_t)j;
             const float *c = freqs_cos + row, *sn = freqs_sin + row;
             float *qt = q + token * (size_t)n_heads * d;
             float *kt = k + token * (size_t)n_kv_heads * d;
@@ -125,17 +127,11 @@ void rope_pairing_permutation(int *perm, int head_dim)
         perm[2 * i + 1] = i + head_dim / 2;
     }
 }
-double rope_angle(long t, float inv_freq, rope_precision precision)
-{
-    if (precision == ROPE_PRECISION_FLOAT)
-        return (double)((float)t * inv_freq);
-    return (double)t * (double)inv_freq;
-}
 /* 3.10 Long-term decay */
 double rope_decay_average(int head_dim, double rope_base, double r)
 {
     int half = head_dim / 2;
-    double re = 0, im = 0, sum = 0; /* S_j = re + i im */
+    double re = 0, im = 0, sum = 0; /* Z_j = re + i im */
     for (int j = 1; j <= half; j++) {
         double omega = pow(rope_base, -2.0 * (j - 1) / head_dim);
         re += cos(r * omega);
@@ -143,4 +139,11 @@ double rope_decay_average(int head_dim, double rope_base, double r)
         sum += hypot(re, im);
     }
     return sum / half;
+}
+/* W3.1 The interface in detail */
+double rope_angle(long t, float inv_freq, rope_precision precision)
+{
+    if (precision == ROPE_PRECISION_FLOAT)
+        return (double)((float)t * inv_freq);
+    return (double)t * (double)inv_freq;
 }

@@ -1,7 +1,8 @@
-/* 3.5 The interface */
+/* W3.1 The interface in detail */
 /* rotary.h: rotary position embeddings (chapter 3) */
 #ifndef ROPE_ROTARY_H
 #define ROPE_ROTARY_H
+/* 3.5 The interface */
 /* chapter 3: rotary position embeddings */
 typedef enum {
     ROPE_PAIRING_HALF, ROPE_PAIRING_INTERLEAVED
@@ -26,9 +27,8 @@ void rope_apply_rotary_pos_emb(float *q, float *k,
         int batch, int seq_len, int n_heads, int n_kv_heads,
         int head_dim, long start_pos, rope_pairing pairing);
 void rope_pairing_permutation(int *perm, int head_dim);
-/* 3.7 Applying the rotation */
-double rope_angle(long t, float inv_freq, rope_precision precision);
 /* 3.10 Long-term decay */
 double rope_decay_average(int head_dim, double rope_base, double r);
-/* 3.5 The interface */
+/* W3.1 The interface in detail */
+double rope_angle(long t, float inv_freq, rope_precision precision);
 #endif

@@ -1,4 +1,4 @@
-/* W3.4 The code of the exercises */
+/* W3.7 The code of the exercises */
 /* test-exercises-rotary.c: the tests of chapter 3's exercises. */
 #include <math.h>
 #include <stdarg.h>

@@ -30,7 +30,7 @@ static const struct {
     /* W2.7 The test suite */
     {2, sinusoidal_suite},
     {2, exercises_sinusoidal_suite},
-    /* W3.3 The tests */
+    /* W3.6 The tests */
     {3, rotary_suite},
     {3, exercises_rotary_suite},
     /* W4.2 Checking the library against the references */

@@ -1,4 +1,4 @@
-/* W3.3 The tests */
+/* W3.6 The tests */
 /* test-rotary.c: the claims of chapter 3, checked. */
 #include <dirent.h>
 #include <math.h>
@@ -25,7 +25,7 @@ static float *golden_floats(const char *path, size_t expect)
     return f;
 }
 
-/* W3.3.5 The command line */
+/* W3.6.5 The command line */
 static float *cli_floats(const char *text, size_t expect)
 {
     float *v = malloc((expect > 0 ? expect : 1) * sizeof *v);
@@ -134,21 +134,21 @@ static void check_shift(int iteration, rope_precision prec, long range,
     randfill(q, d, (unsigned)iteration);
     randfill(k, d, (unsigned)iteration + 1000u);
     randfill(r, 3, (unsigned)iteration + 2000u);
-    /* m, n, t in [0, range/2): the shifted positions stay in range */
+    /* m, n, shift in [0, range/2): the shifted positions stay in range */
     long pick[3];
     for (int j = 0; j < 3; j++)
         pick[j] = (long)((r[j] + 1.0f) * 0.25f * (float)range);
-    long m = pick[0], n = pick[1], t = pick[2];
+    long m = pick[0], n = pick[1], shift = pick[2];
     memcpy(q1, q, sizeof q); memcpy(k1, k, sizeof k);
     memcpy(q2, q, sizeof q); memcpy(k2, k, sizeof k);
     rotate_to(q1, d, 1e4, m, prec, ROPE_PAIRING_HALF);
     rotate_to(k1, d, 1e4, n, prec, ROPE_PAIRING_HALF);
-    rotate_to(q2, d, 1e4, m + t, prec, ROPE_PAIRING_HALF);
-    rotate_to(k2, d, 1e4, n + t, prec, ROPE_PAIRING_HALF);
+    rotate_to(q2, d, 1e4, m + shift, prec, ROPE_PAIRING_HALF);
+    rotate_to(k2, d, 1e4, n + shift, prec, ROPE_PAIRING_HALF);
     double scale = sqrt(dot64(q, q, d) * dot64(k, k, d));
     double tol = tol_per_unit * scale;
     ck_assert_msg(fabs(dot64(q1, k1, d) - dot64(q2, k2, d)) <= tol,
-                  "m=%ld n=%ld t=%ld", m, n, t);
+                  "m=%ld n=%ld shift=%ld", m, n, shift);
 }
 
 START_TEST(test_shift_invariance_double_path)
@@ -163,7 +163,7 @@ START_TEST(test_shift_invariance_float_path)
                 4.0 * 2048 * ldexp(1.0, -24) + 1e-5);
 }
 END_TEST
-/* W3.3.1 Against MiniMind and Hugging Face */
+/* W3.6.1 Against MiniMind and Hugging Face */
 static void check_inv_freq_and_angles(int d, long end, const char *inv,
                                       const char *angles)
 {
@@ -332,7 +332,7 @@ START_TEST(test_apply_matches_hugging_face)
     free(v);
 }
 END_TEST
-/* W3.3.2 The algebra */
+/* W3.6.2 The algebra */
 START_TEST(test_pair_encoding_is_the_complex_product)
 {
     float q[2], k[2];
@@ -377,6 +377,25 @@ START_TEST(test_unit_pair_gives_cosine_of_distance)
                                     cos((double)(n - m)),
                                     1e-5);
         }
+}
+END_TEST
+START_TEST(test_sine_term_tells_before_from_after)
+{
+    const long m = 30;
+    const double tol = 1.5e-5;
+    for (long r = -20; r <= 20; r++) {
+        float q[2] = {1, 0}, k[2] = {1, 1}, q2[2] = {1, 0}, k2[2] = {1, 1};
+        rotate_to(q, 2, 1e6, m, ROPE_PRECISION_FLOAT, ROPE_PAIRING_HALF);
+        rotate_to(k, 2, 1e6, m + r, ROPE_PRECISION_FLOAT,
+                  ROPE_PAIRING_HALF);
+        rotate_to(q2, 2, 1e6, m, ROPE_PRECISION_FLOAT, ROPE_PAIRING_HALF);
+        rotate_to(k2, 2, 1e6, m - r, ROPE_PRECISION_FLOAT,
+                  ROPE_PAIRING_HALF);
+        double plus = dot64(q, k, 2), minus = dot64(q2, k2, 2);
+        ck_assert_double_eq_tol(plus, cos((double)r) - sin((double)r), tol);
+        ck_assert_double_eq_tol(minus - plus, 2 * sin((double)r),
+                                2 * tol);
+    }
 }
 END_TEST
 static void rotation_matrix(double *R, int d, long m)
@@ -555,7 +574,7 @@ START_TEST(test_rotating_the_hidden_state_breaks_relativity)
     ck_assert_double_lt(worst_right, 1e-5);
 }
 END_TEST
-/* W3.3.3 The interface, at long range and with bad arguments */
+/* W3.6.3 The interface, at long range and with bad arguments */
 START_TEST(test_start_pos_and_heads_use_the_right_rows)
 {
     enum { D = 16, END = 300, S0 = 250, L = 7 };
@@ -653,7 +672,7 @@ START_TEST(test_bad_arguments_are_refused)
                          1.0, ROPE_PRECISION_FLOAT), 0);
 }
 END_TEST
-/* W3.3.4 Long-term decay */
+/* W3.6.4 Long-term decay */
 START_TEST(test_decay_matches_the_roformer_values)
 {
     size_t n;
@@ -685,20 +704,20 @@ START_TEST(test_summation_by_parts_and_the_bound)
     rope_default_inv_freq(inv, D, 1e4);
     for (long m = 0; m < 5000; m += 331)
         for (long n = 0; n < 5000; n += 457) {
-            double r = (double)(m - n), hr[H + 1], hi[H + 1];
+            double r = (double)(n - m), hr[H + 1], hi[H + 1];
             double sum_re = 0, abel_re = 0, sre = 0, sim = 0;
             double max_dh = 0, sum_abs_s = 0;
-            for (int i = 0; i < H; i++) { /* h_i = q_[i] conj(k_[i]) */
+            for (int i = 0; i < H; i++) { /* eta_i = conj(q_[i]) k_[i] */
                 double q0 = q[2 * i], q1 = q[2 * i + 1];
                 double k0 = k[2 * i], k1 = k[2 * i + 1];
                 hr[i] = q0 * k0 + q1 * k1;
-                hi[i] = q1 * k0 - q0 * k1;
+                hi[i] = q0 * k1 - q1 * k0;
             }
             hr[H] = hi[H] = 0;
             for (int i = 0; i < H; i++) {
                 double a = r * inv[i];
                 sum_re += hr[i] * cos(a) - hi[i] * sin(a);
-                sre += cos(a); sim += sin(a); /* S_{i+1} */
+                sre += cos(a); sim += sin(a); /* Z_{i+1} */
                 double dr = hr[i + 1] - hr[i], di = hi[i + 1] - hi[i];
                 abel_re -= sre * dr - sim * di;
                 max_dh = fmax(max_dh, hypot(dr, di));
@@ -716,7 +735,7 @@ START_TEST(test_summation_by_parts_and_the_bound)
         }
 }
 END_TEST
-/* W3.3.5 The command line */
+/* W3.6.5 The command line */
 static char *freqs_output(const char *args, int lines)
 {
     cli_result r = cli_run(args);
@@ -1125,13 +1144,13 @@ START_TEST(test_cli_command_help_succeeds)
 }
 END_TEST
 
-/* W3.3 The tests */
+/* W3.6 The tests */
 Suite *rotary_suite(void)
 {
     Suite *s = suite_create("chapter 3: rotary embeddings");
     TCase *tc = tcase_create("rotary");
     tcase_set_timeout(tc, 60);
-    /* W3.3.1 Against MiniMind and Hugging Face */
+    /* W3.6.1 Against MiniMind and Hugging Face */
     tcase_add_test(tc, test_inv_freq_and_angles_match_minimind);
     tcase_add_test(tc, test_cos_sin_within_one_ulp_of_minimind);
     tcase_add_test(tc, test_rotate_half_matches_minimind);
@@ -1139,12 +1158,13 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_apply_with_own_tables_within_tolerance);
     tcase_add_test(tc, test_cos_sin_match_hugging_face);
     tcase_add_test(tc, test_apply_matches_hugging_face);
-    /* W3.3.2 The algebra */
+    /* W3.6.2 The algebra */
     tcase_add_test(tc, test_pair_encoding_is_the_complex_product);
-    /* W3.3.3 The interface, at long range and with bad arguments */
+    /* W3.6.3 The interface, at long range and with bad arguments */
     tcase_add_loop_test(tc, test_shift_invariance_double_path, 0, 40);
     tcase_add_loop_test(tc, test_shift_invariance_float_path, 0, 40);
     tcase_add_test(tc, test_unit_pair_gives_cosine_of_distance);
+    tcase_add_test(tc, test_sine_term_tells_before_from_after);
     tcase_add_test(tc, test_transpose_product_is_relative_rotation);
     tcase_add_test(tc, test_rotation_keeps_the_norm);
     tcase_add_test(tc, test_rotate_half_form_is_the_pairwise_rotation);
@@ -1155,11 +1175,11 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_attention_factor_scales_every_entry);
     tcase_add_test(tc, test_rotation_far_from_the_start);
     tcase_add_test(tc, test_bad_arguments_are_refused);
-    /* W3.3.4 Long-term decay */
+    /* W3.6.4 Long-term decay */
     tcase_add_test(tc, test_decay_matches_the_roformer_values);
     tcase_add_test(tc, test_decay_at_distance_zero);
     tcase_add_test(tc, test_summation_by_parts_and_the_bound);
-    /* W3.3.5 The command line */
+    /* W3.6.5 The command line */
     tcase_add_loop_test(tc, test_cli_failed_run_leaves_outputs_unchanged,
                         0, 2);
     tcase_add_test(tc, test_cli_failed_second_rename_restores_the_first);
@@ -1173,7 +1193,7 @@ Suite *rotary_suite(void)
     tcase_add_test(tc, test_cli_apply_on_minimind_inputs);
     tcase_add_loop_test(tc, test_cli_rejects_bad_calls, 0,
                         (int)N_CLI_BAD_CALLS);
-    /* W3.3 The tests */
+    /* W3.6 The tests */
     suite_add_tcase(s, tc);
     return s;
 }

@@ -224,7 +224,7 @@ size_t make_npy(unsigned char *buf, int major, const char *header,
     memcpy(buf + k, x, nx * sizeof *x); /* a little-endian host */
     return k + nx * sizeof *x;
 }
-/* W3.3 The tests */
+/* W3.6 The tests */
 void randfill(float *x, size_t n, unsigned seed)
 {
     unsigned long long s = 0x9E3779B97F4A7C15ull * (seed + 1u);
@@ -241,7 +241,7 @@ double dot64(const float *a, const float *b, int n)
         sum += (double)a[i] * (double)b[i];
     return sum;
 }
-/* W3.3.2 The algebra */
+/* W3.6.2 The algebra */
 void rotate_to(float *x, int d, double base, long m,
                rope_precision prec, rope_pairing pairing)
 {

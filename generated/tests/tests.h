@@ -46,7 +46,7 @@ Suite *exercises_positions_suite(void);
 /* W2.7 The test suite */
 Suite *sinusoidal_suite(void);
 Suite *exercises_sinusoidal_suite(void);
-/* W3.3 The tests */
+/* W3.6 The tests */
 Suite *rotary_suite(void);
 Suite *exercises_rotary_suite(void);
 void randfill(float *x, size_t n, unsigned seed);

@@ -1,4 +1,4 @@
-/* W4.4 The exercise code */
+/* W4.6 The exercise code */
 /* test-exercises-scaling.c: the tests of chapter 4's exercises. */
 #include <math.h>
 #include <stdarg.h>

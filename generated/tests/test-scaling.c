@@ -138,14 +138,16 @@ static double scaling_pair_score(int i, const float *qinv, long qpos,
         dot += (double)q[j] * k[j];
     return dot;
 }
-static double reach_worst(const float *inv, const float *omega, long n)
+static double reach_worst(const float *inv, const float *omega, long n,
+                          long train)
 {
     const double two_pi = 6.28318530717958647692;
     double worst = 0;
     for (int i = 0; i < 48; i++) {
-        if (two_pi / (double)omega[i] <= 2048.0)
+        if (two_pi / (double)omega[i] <= (double)train)
             continue;
-        double r = (double)(n - 1) * inv[i] / (2047.0 * omega[i]);
+        double r = (double)(n - 1) * inv[i]
+                   / ((double)(train - 1) * omega[i]);
         worst = r > worst ? r : worst;
     }
     return worst;
@@ -694,8 +696,8 @@ START_TEST(test_scaling_float_complement)
 END_TEST
 START_TEST(test_scaling_reach)
 {
-    long n = _i == 0 ? 32768 : 1L << 20;
-    double fac = (double)n / 2048, af;
+    long n = _i == 0 ? 2048 : 32768, T = 768;
+    double fac = (double)n / (double)T, af;
     float omega[48], inv[48];
     rope_scaling s;
     rope_default_inv_freq(omega, 96, 1e6);
@@ -703,15 +705,28 @@ START_TEST(test_scaling_reach)
     s.rope_type = ROPE_SCALING_LINEAR;
     s.factor = fac;
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
-    ck_assert_double_le(reach_worst(inv, omega, n), 1.01);
+    ck_assert_double_le(reach_worst(inv, omega, n, T), 1.01);
     s.rope_type = ROPE_SCALING_YARN;
     s.yarn_flavor = ROPE_YARN_MINIMIND;
-    s.original_max_position_embeddings = 2048;
+    s.original_max_position_embeddings = T;
     s.max_position_embeddings = n;
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
-    ck_assert_double_le(reach_worst(inv, omega, n), 1.01);
+    ck_assert_double_le(reach_worst(inv, omega, n, T), 1.01);
     rope_default_inv_freq(inv, 96, rope_ntk_aware_base(1e6, fac, 96));
-    ck_assert_double_gt(reach_worst(inv, omega, n), 1.01);
+    ck_assert_double_gt(reach_worst(inv, omega, n, T), 1.01);
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_YARN;
+    s.yarn_flavor = ROPE_YARN_MINIMIND;
+    s.factor = 16;
+    s.original_max_position_embeddings = 2048;
+    s.max_position_embeddings = 32768;
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
+    if (n == 2048)
+        ck_assert_double_le(reach_worst(inv, omega, n, T), 1.01);
+    else {
+        ck_assert_double_gt(reach_worst(inv, omega, n, T), 1.01);
+        ck_assert_double_le(reach_worst(inv, omega, n, 2048), 1.01);
+    }
 }
 END_TEST
 START_TEST(test_scaling_attention_factor_stays_finite)

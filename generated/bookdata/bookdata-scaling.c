@@ -538,6 +538,13 @@ static void write_reach(const char *dir, FILE *f)
             bd_def(f, "scaling-reach-worst", "%d", worst);
             bd_def(f, "scaling-reach-worstshare", "%.0f",
                    100 * (MM_T - 1) * (double)omega[worst] / (2 * ROPE_BD_PI));
+            for (int i = 0; i < H; i++)
+                if (inv[i] == omega[i] / (float)MM_S) {
+                    bd_def(f, "scaling-reach-interpshare", "%.0f",
+                           100 * (MM_T - 1) * (double)omega[i]
+                               / (2 * ROPE_BD_PI));
+                    break;
+                }
         }
     }
 }

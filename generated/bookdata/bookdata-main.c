@@ -14,7 +14,7 @@ static const struct {
     {"sinusoidal", bookdata_sinusoidal},
     /* W3.5 Numbers for the prose */
     {"rotary", bookdata_rotary},
-    /* W4.3 Numbers and figures for the prose */
+    /* W4.5 Numbers and figures for the prose */
     {"scaling", bookdata_scaling},
     /* W5c.3 The numbers of chapter 5 */
     {"attention", bookdata_attention},

@@ -259,7 +259,7 @@ static int rotary_precision_table(FILE *f)
     }
     rd_sci(f, "rotary-prec-de-max", de_max);
     rd_sci(f, "rotary-prec-bound-32k", 32767 * ldexp(1.0, -24));
-    /* MiniMind's training length, original_max_position_embeddings */
+    /* the original length of MiniMind's YaRN, not its training length */
     rd_int(f, "rotary-mm-train-len", 2048);
     rd_sci(f, "rotary-prec-bound-train", 2048 * ldexp(1.0, -24));
     rd_sci(f, "rotary-prec-bound-1m", 1e6 * ldexp(1.0, -24));

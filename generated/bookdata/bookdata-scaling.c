@@ -1,4 +1,4 @@
-/* W4.3 Numbers and figures for the prose */
+/* W4.5 Numbers and figures for the prose */
 /* bookdata-scaling.c: the numbers and figure data of chapter 4. */
 #include <math.h>
 #include <stdlib.h>
@@ -7,6 +7,7 @@
 
 #define ROPE_BD_PI 3.14159265358979323846
 enum { MM_D = 96, MM_L = 2048, MM_M = 32768, MM_S = 16 };
+enum { MM_T = 768, MM_TPRE = 380, IDEA_I = 24 };
 static const double MM_BASE = 1e6;
 enum { ALL_D = 64, ALL_L = 2048, ALL_S = 16 };
 static const double ALL_BASE = 1e4;
@@ -50,14 +51,15 @@ static rope_scaling yarn_config(rope_yarn_flavor flavor, double factor,
     s.max_position_embeddings = (long)(factor * (double)original);
     return s;
 }
-static void reach_inv_freq(float *inv, int method, double factor)
+static void reach_inv_freq(float *inv, int method, double factor,
+                           long original)
 {
     rope_scaling s;
     double af;
     int err = 0;
     rope_scaling_defaults(&s);
     s.factor = factor;
-    s.original_max_position_embeddings = MM_L;
+    s.original_max_position_embeddings = original;
     if (method == 0)
         rope_default_inv_freq(inv, MM_D, MM_BASE);
     else if (method == 2)
@@ -67,7 +69,7 @@ static void reach_inv_freq(float *inv, int method, double factor)
         if (method == 1)
             s.rope_type = ROPE_SCALING_LINEAR;
         else if (method == 3)
-            s = yarn_config(ROPE_YARN_MINIMIND, factor, MM_L);
+            s = yarn_config(ROPE_YARN_MINIMIND, factor, original);
         else {
             s.rope_type = ROPE_SCALING_LLAMA3;
             s.low_freq_factor = 1;
@@ -87,10 +89,10 @@ static int reach_count(const float *inv, long n_len, double *rmax)
     rope_default_inv_freq(omega, MM_D, MM_BASE);
     *rmax = 0;
     for (int i = 0; i < MM_D / 2; i++) {
-        if (2.0 * ROPE_BD_PI / (double)omega[i] <= (double)MM_L)
+        if (2.0 * ROPE_BD_PI / (double)omega[i] <= (double)MM_T)
             continue;
         double r = (double)(n_len - 1) * (double)inv[i]
-            / ((double)(MM_L - 1) * (double)omega[i]);
+            / ((double)(MM_T - 1) * (double)omega[i]);
         if (r > *rmax)
             *rmax = r;
         if (r > 1.01)
@@ -104,11 +106,13 @@ static void write_why(const char *dir, FILE *f)
     int half = MM_D / 2;
     FILE *w = bd_open(dir, "scaling-wavelength.dat");
     rope_default_inv_freq(inv, MM_D, MM_BASE);
-    fprintf(w, "i lambda L M\n");
+    fprintf(w, "i lambda T L M\n");
     for (int i = 0; i < half; i++)
-        fprintf(w, "%d %.6e %d %d\n", i, 2 * ROPE_BD_PI / inv[i],
-                MM_L, MM_M);
+        fprintf(w, "%d %.6e %d %d %d\n", i, 2 * ROPE_BD_PI / inv[i],
+                MM_T, MM_L, MM_M);
     bd_close(w);
+    int nt = rope_count_full_turns(inv, MM_D, MM_T);
+    int ntp = rope_count_full_turns(inv, MM_D, MM_TPRE);
     int nl = rope_count_full_turns(inv, MM_D, MM_L);
     int nm = rope_count_full_turns(inv, MM_D, MM_M);
     bd_def(f, "scaling-mm-d", "%d", MM_D);
@@ -117,19 +121,51 @@ static void write_why(const char *dir, FILE *f)
     bd_def(f, "scaling-mm-s", "%d", MM_S);
     scaling_def_base(f, "scaling-mm-base", MM_BASE);
     bd_def(f, "scaling-mm-half", "%d", half);
+    bd_def(f, "scaling-mm-T", "%d", MM_T);
+    bd_def(f, "scaling-mm-Tpre", "%d", MM_TPRE);
     bd_def(f, "scaling-mm-i1", "%.2f",
            rope_yarn_correction_dim(1, MM_D, MM_BASE, MM_L));
-    bd_def(f, "scaling-mm-lastfull", "%d", nl - 1);
+    bd_def(f, "scaling-mm-i1T", "%.2f",
+           rope_yarn_correction_dim(1, MM_D, MM_BASE, MM_T));
+    bd_def(f, "scaling-mm-i1Tpre", "%.2f",
+           rope_yarn_correction_dim(1, MM_D, MM_BASE, MM_TPRE));
+    bd_def(f, "scaling-mm-lastfullT", "%d", nt - 1);
+    bd_def(f, "scaling-mm-nfullT", "%d", nt);
+    bd_def(f, "scaling-mm-nfullTpre", "%d", ntp);
     bd_def(f, "scaling-mm-nfull", "%d", nl);
     bd_def(f, "scaling-mm-nfullM", "%d", nm);
-    bd_def(f, "scaling-mm-nnew", "%d", nm - nl);
+    bd_def(f, "scaling-mm-nnew", "%d", nm - nt);
     bd_def(f, "scaling-mm-nnever", "%d", half - nm);
     bd_def_sci(f, "scaling-mm-lambdalast",
                2 * ROPE_BD_PI / inv[half - 1], 3);
-    bd_def(f, "scaling-mm-anglelastL", "%.4f",
-           (MM_L - 1) * (double)inv[half - 1]);
+    bd_def_sci(f, "scaling-mm-anglelastT",
+               (MM_T - 1) * (double)inv[half - 1], 2);
     bd_def(f, "scaling-mm-anglelastM", "%.3f",
            (MM_M - 1) * (double)inv[half - 1]);
+    {
+        rope_scaling m = yarn_config(ROPE_YARN_MINIMIND, MM_S, MM_L);
+        float ramp[MM_D / 2], yinv[MM_D / 2];
+        double af, deg = 180 / ROPE_BD_PI;
+        rope_yarn_ramp(ramp, MM_D, MM_BASE, &m);
+        rope_compute_inv_freq(yinv, &af, MM_D, MM_BASE, &m);
+        bd_def(f, "scaling-mm-ngap", "%d", nl - nt);
+        bd_def(f, "scaling-mm-gapfirst", "%d", nt);
+        bd_def(f, "scaling-mm-gaplast", "%d", nl - 1);
+        bd_def(f, "scaling-mm-gapgfirst", "%.2f", (double)ramp[nt]);
+        bd_def(f, "scaling-mm-gapglast", "%.2f", (double)ramp[nl - 1]);
+        double full = (MM_M - 1) * (double)inv[IDEA_I];
+        bd_def(f, "scaling-idea-i", "%d", IDEA_I);
+        bd_def(f, "scaling-idea-wave", "%.0f", 2 * ROPE_BD_PI / inv[IDEA_I]);
+        bd_def(f, "scaling-idea-trained", "%.1f",
+               (MM_T - 1) * (double)inv[IDEA_I] * deg);
+        bd_def(f, "scaling-idea-assumed", "%.1f",
+               (MM_L - 1) * (double)inv[IDEA_I] * deg);
+        bd_def(f, "scaling-idea-yarn", "%.1f",
+               (MM_M - 1) * (double)yinv[IDEA_I] * deg);
+        bd_def(f, "scaling-idea-turns", "%.1f", full / (2 * ROPE_BD_PI));
+        bd_def(f, "scaling-idea-plain", "%.1f",
+               fmod(full, 2 * ROPE_BD_PI) * deg);
+    }
 }
 static void write_pi_ntk(FILE *f)
 {
@@ -439,7 +475,7 @@ static void write_reach(const char *dir, FILE *f)
         "llama3"};
     float lam[NR][H];
     for (int k = 0; k < NR; k++) {
-        reach_inv_freq(lam[k], k, MM_S);
+        reach_inv_freq(lam[k], k, MM_S, MM_L);
         for (int i = 0; i < H; i++)
             lam[k][i] = (float)(2 * ROPE_BD_PI / (double)lam[k][i]);
     }
@@ -447,24 +483,27 @@ static void write_reach(const char *dir, FILE *f)
     fprintf(w, "i");
     for (int k = 0; k < NR; k++)
         fprintf(w, " %s", names[k]);
-    fprintf(w, " L sL");
+    fprintf(w, " T L sL");
     for (int i = 0; i < H; i++) {
         fprintf(w, "\n%d", i);
         for (int k = 0; k < NR; k++)
             fprintf(w, " %.6e", lam[k][i]);
-        fprintf(w, " %d %d", MM_L, MM_L * MM_S);
+        fprintf(w, " %d %d %d", MM_T, MM_L, MM_L * MM_S);
     }
     fprintf(w, "\n");
     bd_close(w);
     {
-        static const long lens[2] = {(long)MM_L * MM_S, 1L << 20};
+        static const long lens[2] = {MM_L, MM_M};
         float inv[H];
         double rmax;
         char key[64];
         for (int c = 0; c < 2; c++) {
-            double fac = (double)lens[c] / MM_L;
+            double fac = (double)lens[c] / MM_T;
             for (int k = 0; k <= NR; k++) {
-                reach_inv_freq(inv, k == NR ? 3 : k, k == NR ? MM_S : fac);
+                if (k == NR)
+                    reach_inv_freq(inv, 3, MM_S, MM_L);
+                else
+                    reach_inv_freq(inv, k, fac, MM_T);
                 int n = reach_count(inv, lens[c], &rmax);
                 const char *nm = k == NR ? "minimind" : names[k];
                 snprintf(key, sizeof key, "scaling-reach-%s-%c", nm, 'a' + c);
@@ -472,13 +511,41 @@ static void write_reach(const char *dir, FILE *f)
                 snprintf(key, sizeof key, "scaling-reach-%s-%cr", nm, 'a' + c);
                 bd_def(f, key, "%.2f", rmax);
             }
-            bd_def(f, c ? "scaling-reach-sb" : "scaling-reach-sa", "%.0f", fac);
+            bd_def(f, c ? "scaling-reach-sb" : "scaling-reach-sa", "%.2f", fac);
         }
         bd_def(f, "scaling-reach-Na", "%ld", lens[0]);
         bd_def(f, "scaling-reach-Nb", "%ld", lens[1]);
-        reach_inv_freq(inv, 0, 1);
+        reach_inv_freq(inv, 0, 1, MM_T);
         bd_def(f, "scaling-reach-slow", "%d",
-               H - rope_count_full_turns(inv, MM_D, MM_L));
+               H - rope_count_full_turns(inv, MM_D, MM_T));
+        {
+            float omega[H];
+            long safe = 0;
+            int worst = 0;
+            rope_default_inv_freq(omega, MM_D, MM_BASE);
+            reach_inv_freq(inv, 3, MM_S, MM_L);
+            for (int i = 0; i < H; i++) {
+                if (2.0 * ROPE_BD_PI / (double)omega[i] <= (double)MM_T)
+                    continue;
+                long n = (long)floor(1.01 * (MM_T - 1) * (double)omega[i]
+                                     / (double)inv[i]) + 1;
+                if (safe == 0 || n < safe) {
+                    safe = n;
+                    worst = i;
+                }
+            }
+            bd_def(f, "scaling-reach-safe", "%ld", safe);
+            bd_def(f, "scaling-reach-worst", "%d", worst);
+            bd_def(f, "scaling-reach-worstshare", "%.0f",
+                   100 * (MM_T - 1) * (double)omega[worst] / (2 * ROPE_BD_PI));
+            for (int i = 0; i < H; i++)
+                if (inv[i] == omega[i] / (float)MM_S) {
+                    bd_def(f, "scaling-reach-interpshare", "%.0f",
+                           100 * (MM_T - 1) * (double)omega[i]
+                               / (2 * ROPE_BD_PI));
+                    break;
+                }
+        }
     }
 }
 

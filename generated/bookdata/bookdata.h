@@ -19,7 +19,7 @@ int bookdata_positions(const char *dir);
 int bookdata_sinusoidal(const char *dir);
 /* W3.5 Numbers for the prose */
 int bookdata_rotary(const char *dir);
-/* W4.3 Numbers and figures for the prose */
+/* W4.5 Numbers and figures for the prose */
 int bookdata_scaling(const char *dir);
 /* W5c.3 The numbers of chapter 5 */
 int bookdata_attention(const char *dir);

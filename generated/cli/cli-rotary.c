@@ -61,7 +61,7 @@ int cli_rope_parse_option(cli_rope_options *o, int argc, char **argv,
         return 1;
     }
     /* chapter 4 parses its scaling flags here */
-    /* W4.1 The command line */
+    /* W4.3 The command line */
     if ((rc = cli_scaling_parse_option(o, argc, argv, i)) != 0)
         return rc;
     /* W3.4 The command-line tools */
@@ -78,7 +78,7 @@ int cli_rope_validate(const cli_rope_options *o)
         return cli_error("--theta must be a float (at most %g), got %g",
                          (double)FLT_MAX, o->theta);
     /* chapter 4 validates its scaling options here */
-    /* W4.1 The command line */
+    /* W4.3 The command line */
     {
         int rc4 = cli_scaling_validate(o);
         if (rc4 != 0)
@@ -100,7 +100,7 @@ int cli_rope_inv_freq(const cli_rope_options *o, float *inv_freq,
     double attention_factor = 1.0;
     rope_default_inv_freq(inv_freq, o->head_dim, o->theta);
 /* chapter 4 computes scaled frequencies and their factor here */
-/* W4.1 The command line */
+/* W4.3 The command line */
 {
     int rc4 = cli_scaling_inv_freq(o, inv_freq, &attention_factor);
     if (rc4 != 0)
@@ -202,7 +202,7 @@ static int print_freqs(const cli_rope_options *o, const char *what,
         done = 1;
     }
     /* chapter 4 prints its quantities (such as attention_factor) here */
-    /* W4.1 The command line */
+    /* W4.3 The command line */
     if (!done) {
         int rc4 = cli_scaling_print(o, what, inv_freq, attention_factor,
                                     &done);

@@ -1,4 +1,4 @@
-/* W4.1 The command line */
+/* W4.3 The command line */
 /* cli-scaling.c: the scaling options of chapter 4 for every command
    that takes the RoPE options. */
 #include <float.h>

@@ -6,7 +6,7 @@
 #include "rope.h"
 
 /* types and constants, chapter by chapter */
-/* W4.1 The command line */
+/* W4.3 The command line */
 #define CLI_MAX_HALF 2048 /* longest factor list the CLI stores */
 
 /* The frame of the workshop / The command-line program */
@@ -35,7 +35,7 @@ typedef struct cli_rope_options {
     rope_pairing pairing;
     rope_precision precision;
     /* chapter 4 appends the fields of its scaling options here */
-    /* W4.1 The command line */
+    /* W4.3 The command line */
     rope_scaling scaling; /* chapter 4: --scaling and its keys */
     int no_truncate; /* --no-truncate given */
     double short_factor[CLI_MAX_HALF], long_factor[CLI_MAX_HALF];
@@ -62,7 +62,7 @@ int cmd_pe(int argc, char **argv);
 /* W3.4 The command-line tools */
 int cmd_freqs(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
-/* W4.1 The command line */
+/* W4.3 The command line */
 int cli_scaling_parse_option(cli_rope_options *o, int argc, char **argv,
                              int *i);
 int cli_scaling_validate(const cli_rope_options *o);

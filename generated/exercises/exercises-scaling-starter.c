@@ -1,4 +1,4 @@
-/* W4.4 The exercise code */
+/* W4.6 The exercise code */
 /* Your answers to the exercises of chapter 4. Fill in the bodies and
    run: make exercise CHAPTER=4 */
 #include <math.h>

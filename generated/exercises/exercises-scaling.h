@@ -1,4 +1,4 @@
-/* W4.4 The exercise code */
+/* W4.6 The exercise code */
 /* exercises-scaling.h: the functions of chapter 4's exercises. */
 #ifndef ROPE_EXERCISES_SCALING_H
 #define ROPE_EXERCISES_SCALING_H

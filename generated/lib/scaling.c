@@ -1,4 +1,4 @@
-/* 4.2 The scaling interface */
+/* W4.1 The scaling interface in detail */
 /* generated/lib/scaling.c: RoPE scaling for long contexts (chapter 4) */
 #include "rotary.h"
 #include "scaling.h"
@@ -85,14 +85,6 @@ int rope_count_full_turns(const float *inv_freq, int head_dim,
         if (2.0 * ROPE_PI / (double)inv_freq[i] <= (double)length)
             n++;
     return n;
-}
-/* 4.2 The scaling interface */
-void rope_scaling_defaults(rope_scaling *s)
-{
-    memset(s, 0, sizeof *s);
-    s->rope_type = ROPE_SCALING_DEFAULT;
-    s->yarn_flavor = ROPE_YARN_HF;
-    s->truncate = 1;
 }
 /* 4.4 NTK-aware scaling */
 double rope_ntk_aware_base(double rope_base, double factor,
@@ -279,7 +271,47 @@ int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
         return ROPE_SCALING_EATTENTION;
     return ROPE_SCALING_OK;
 }
-/* 4.9.1 Validation */
+/* 4.9.1 MiniMind's precompute_freqs_cis in full */
+int rope_precompute_freqs_cis_scaled(float *freqs_cos, float *freqs_sin,
+                                     int head_dim, long end,
+                                     double rope_base,
+                                     const rope_scaling *s,
+                                     rope_precision precision)
+{
+    rope_scaling local;
+    float *inv_freq;
+    double af;
+    int err;
+    if (head_dim < 2 || head_dim % 2 != 0)
+        return ROPE_SCALING_EHEAD_DIM;
+    if (s == NULL)
+        rope_scaling_defaults(&local);
+    else
+        local = *s;
+    if (local.rope_type == ROPE_SCALING_YARN
+        && local.yarn_flavor == ROPE_YARN_MINIMIND)
+        local.max_position_embeddings = end;
+    inv_freq = malloc((size_t)(head_dim / 2) * sizeof *inv_freq);
+    if (inv_freq == NULL)
+        return -1;
+    err = rope_compute_inv_freq(inv_freq, &af, head_dim, rope_base,
+                                &local);
+    if (err == ROPE_SCALING_OK)
+        err = rope_freqs_cis_from_inv_freq(freqs_cos, freqs_sin,
+                                           inv_freq, head_dim, 0, end,
+                                           af, precision);
+    free(inv_freq);
+    return err;
+}
+/* W4.1 The scaling interface in detail */
+void rope_scaling_defaults(rope_scaling *s)
+{
+    memset(s, 0, sizeof *s);
+    s->rope_type = ROPE_SCALING_DEFAULT;
+    s->yarn_flavor = ROPE_YARN_HF;
+    s->truncate = 1;
+}
+/* W4.1.1 Validation */
 int rope_scaling_check(const rope_scaling *s, int head_dim)
 {
     if (head_dim < 2 || head_dim % 2 != 0)
@@ -354,36 +386,4 @@ const char *rope_scaling_strerror(int err)
     if (err < 0 || err > ROPE_SCALING_ETYPE)
         return "unknown error";
     return msg[err];
-}
-/* 4.9.2 MiniMind's precompute_freqs_cis in full */
-int rope_precompute_freqs_cis_scaled(float *freqs_cos, float *freqs_sin,
-                                     int head_dim, long end,
-                                     double rope_base,
-                                     const rope_scaling *s,
-                                     rope_precision precision)
-{
-    rope_scaling local;
-    float *inv_freq;
-    double af;
-    int err;
-    if (head_dim < 2 || head_dim % 2 != 0)
-        return ROPE_SCALING_EHEAD_DIM;
-    if (s == NULL)
-        rope_scaling_defaults(&local);
-    else
-        local = *s;
-    if (local.rope_type == ROPE_SCALING_YARN
-        && local.yarn_flavor == ROPE_YARN_MINIMIND)
-        local.max_position_embeddings = end;
-    inv_freq = malloc((size_t)(head_dim / 2) * sizeof *inv_freq);
-    if (inv_freq == NULL)
-        return -1;
-    err = rope_compute_inv_freq(inv_freq, &af, head_dim, rope_base,
-                                &local);
-    if (err == ROPE_SCALING_OK)
-        err = rope_freqs_cis_from_inv_freq(freqs_cos, freqs_sin,
-                                           inv_freq, head_dim, 0, end,
-                                           af, precision);
-    free(inv_freq);
-    return err;
 }

@@ -1,4 +1,4 @@
-/* 4.2 The scaling interface */
+/* W4.1 The scaling interface in detail */
 /* scaling.h: RoPE scaling for long context (chapter 4) */
 #ifndef ROPE_SCALING_H
 #define ROPE_SCALING_H
@@ -20,8 +20,8 @@ typedef struct rope_scaling {
     rope_scaling_type rope_type;
     rope_yarn_flavor yarn_flavor;
     double factor; /* s */
-    long original_max_position_embeddings; /* L, training length */
-    long max_position_embeddings; /* M, extended length */
+    long original_max_position_embeddings; /* L, original length */
+    long max_position_embeddings; /* L', extended length */
     long seq_len; /* N, current length */
     double beta_fast, beta_slow; /* YaRN turn counts */
     double attention_factor; /* multiplies cos, sin */
@@ -39,9 +39,16 @@ typedef enum {
     ROPE_SCALING_ELIST, ROPE_SCALING_EATTENTION,
     ROPE_SCALING_ETYPE
 } rope_scaling_error;
+/* 4.2 The scaling interface */
 void rope_scaling_defaults(rope_scaling *s);
-int rope_scaling_check(const rope_scaling *s, int head_dim);
-const char *rope_scaling_strerror(int err);
+int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
+                          int head_dim, double rope_base,
+                          const rope_scaling *s);
+int rope_precompute_freqs_cis_scaled(float *freqs_cos, float *freqs_sin,
+                                     int head_dim, long end,
+                                     double rope_base,
+                                     const rope_scaling *s,
+                                     rope_precision precision);
 int rope_count_full_turns(const float *inv_freq, int head_dim,
                           long length);
 double rope_ntk_aware_base(double rope_base, double factor,
@@ -57,12 +64,7 @@ int rope_yarn_ramp(float *ramp, int head_dim, double rope_base,
 double rope_yarn_get_mscale(double scale, double mscale);
 double rope_yarn_clamp_threshold(int head_dim, double rope_base,
                                  double beta_slow);
-int rope_compute_inv_freq(float *inv_freq, double *attention_factor,
-                          int head_dim, double rope_base,
-                          const rope_scaling *s);
-int rope_precompute_freqs_cis_scaled(float *freqs_cos, float *freqs_sin,
-                                     int head_dim, long end,
-                                     double rope_base,
-                                     const rope_scaling *s,
-                                     rope_precision precision);
+/* W4.1 The scaling interface in detail */
+int rope_scaling_check(const rope_scaling *s, int head_dim);
+const char *rope_scaling_strerror(int err);
 #endif

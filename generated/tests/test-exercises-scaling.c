@@ -1,4 +1,4 @@
-/* W4.4 The exercise code */
+/* W4.6 The exercise code */
 /* test-exercises-scaling.c: the tests of chapter 4's exercises. */
 #include <math.h>
 #include <stdarg.h>
@@ -18,8 +18,8 @@ static const ex_info ex_4_2 = {"exercise 4.2", "YaRN correction dim",
     "original"};
 static const ex_info ex_4_3 = {"exercise 4.3", "YaRN ranges differ",
     "1 exactly when MiniMind's and Hugging Face's ranges differ",
-    "reread section 4.6 (YaRN) and section 4.12 (How closely the "
-    "two YaRN codes agree)"};
+    "reread section 4.6 (YaRN), its subsection on MiniMind's YaRN and "
+    "Hugging Face's: the threshold on L"};
 static const ex_info ex_4_4 = {"exercise 4.4", "Llama 3.1 scale",
     "1 for short wavelengths, 1/factor for long ones, a blend between",
     "reread section 4.7 (Llama 3.1: wavelength bands)"};

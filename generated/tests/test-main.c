@@ -33,9 +33,9 @@ static const struct {
     /* W3.6 The tests */
     {3, rotary_suite},
     {3, exercises_rotary_suite},
-    /* W4.2 Checking the library against the references */
+    /* W4.4 Checking the library against the references */
     {4, scaling_suite},
-    /* W4.4 The exercise code */
+    /* W4.6 The exercise code */
     {4, exercises_scaling_suite},
     /* W5.10 Accuracy and the tests */
     {5, attention_suite},

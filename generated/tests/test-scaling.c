@@ -1,4 +1,4 @@
-/* W4.2 Checking the library against the references */
+/* W4.4 Checking the library against the references */
 /* generated/tests/test-scaling.c: checks of chapter 4 (RoPE scaling) */
 #include "rope.h"
 #include "tests.h"
@@ -12,7 +12,7 @@
 #define MM_DIR "tests/golden/minimind/"
 #define TEST_PI 3.14159265358979323846
 
-/* W4.2.1 Frequencies and attention factors */
+/* W4.4.1 Frequencies and attention factors */
 typedef struct {
     const char *name; /* file inv_freq_NAME.txt, and the
                                     row NAME of attention_factors.txt */
@@ -90,7 +90,7 @@ static double scaling_golden_attention_factor(const char *name)
     ck_assert_msg(!isnan(v), "no attention factor for %s", name);
     return v;
 }
-/* W4.2.3 Tables and rotated vectors */
+/* W4.4.3 Tables and rotated vectors */
 static const char *const scaling_table_cases[3] = {
     "default_theta1e4", "yarn_f16_orig2048_theta1e4",
     "yarn_f4_orig4096_theta1e4"};
@@ -109,14 +109,14 @@ static double scaling_table_tolerance(double pos)
 {
     return 4 * pos * ldexp(1.0, -24) + 1e-6;
 }
-/* W4.2.4 MiniMind's own YaRN */
+/* W4.4.4 MiniMind's own YaRN */
 static void scaling_minimind_setup(rope_scaling *s)
 {
     rope_scaling_defaults(s);
     s->rope_type = ROPE_SCALING_YARN;
     s->yarn_flavor = ROPE_YARN_MINIMIND;
 }
-/* W4.2.5 The derivations */
+/* W4.4.5 The derivations */
 /* score of unit vectors of pair i (half-split layout) after rotating
    the query at qpos with qinv and the key at kpos with kinv */
 static double scaling_pair_score(int i, const float *qinv, long qpos,
@@ -138,14 +138,16 @@ static double scaling_pair_score(int i, const float *qinv, long qpos,
         dot += (double)q[j] * k[j];
     return dot;
 }
-static double reach_worst(const float *inv, const float *omega, long n)
+static double reach_worst(const float *inv, const float *omega, long n,
+                          long train)
 {
     const double two_pi = 6.28318530717958647692;
     double worst = 0;
     for (int i = 0; i < 48; i++) {
-        if (two_pi / (double)omega[i] <= 2048.0)
+        if (two_pi / (double)omega[i] <= (double)train)
             continue;
-        double r = (double)(n - 1) * inv[i] / (2047.0 * omega[i]);
+        double r = (double)(n - 1) * inv[i]
+                   / ((double)(train - 1) * omega[i]);
         worst = r > worst ? r : worst;
     }
     return worst;
@@ -181,7 +183,7 @@ static const scaling_invalid_case scaling_invalid_cases[] = {
 #define N_SCALING_INVALID_CASES \
     ((int)(sizeof scaling_invalid_cases \
            / sizeof scaling_invalid_cases[0]))
-/* W4.2.6 The command line */
+/* W4.4.6 The command line */
 static const char *const scaling_type_names[] = {
     "default", "linear", "dynamic", "yarn", "llama3", "longrope"};
 
@@ -366,7 +368,7 @@ START_TEST(test_scaling_flavour_ranges)
             }
 }
 END_TEST
-/* W4.2.1 Frequencies and attention factors */
+/* W4.4.1 Frequencies and attention factors */
 START_TEST(test_scaling_golden_inv_freq)
 {
     const scaling_golden_case *c = &scaling_golden_cases[_i];
@@ -412,7 +414,7 @@ START_TEST(test_scaling_original_falls_back_on_max)
     free(g);
 }
 END_TEST
-/* W4.2.2 The YaRN range and ramp */
+/* W4.4.2 The YaRN range and ramp */
 START_TEST(test_scaling_golden_yarn_ramp)
 {
     static const char *files[2] = {"yarn_f16_orig2048",
@@ -450,7 +452,7 @@ START_TEST(test_scaling_golden_yarn_ramp)
     free(e);
 }
 END_TEST
-/* W4.2.3 Tables and rotated vectors */
+/* W4.4.3 Tables and rotated vectors */
 START_TEST(test_scaling_golden_cos_sin)
 {
     char path[256];
@@ -514,7 +516,7 @@ START_TEST(test_scaling_golden_apply)
     free(qout);
 }
 END_TEST
-/* W4.2.4 MiniMind's own YaRN */
+/* W4.4.4 MiniMind's own YaRN */
 START_TEST(test_scaling_minimind_inv_freq_and_ramp)
 {
     float inv[32], ramp[32];
@@ -586,7 +588,7 @@ START_TEST(test_scaling_minimind_off_within_original)
     free(c1); free(s1); free(c2); free(s2);
 }
 END_TEST
-/* W4.2.5 The derivations */
+/* W4.4.5 The derivations */
 START_TEST(test_scaling_dynamic_properties)
 {
     static const long seqs[4] = {1, 1000, 2048, 4096};
@@ -694,8 +696,8 @@ START_TEST(test_scaling_float_complement)
 END_TEST
 START_TEST(test_scaling_reach)
 {
-    long n = _i == 0 ? 32768 : 1L << 20;
-    double fac = (double)n / 2048, af;
+    long n = _i == 0 ? 2048 : 32768, T = 768;
+    double fac = (double)n / (double)T, af;
     float omega[48], inv[48];
     rope_scaling s;
     rope_default_inv_freq(omega, 96, 1e6);
@@ -703,15 +705,28 @@ START_TEST(test_scaling_reach)
     s.rope_type = ROPE_SCALING_LINEAR;
     s.factor = fac;
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
-    ck_assert_double_le(reach_worst(inv, omega, n), 1.01);
+    ck_assert_double_le(reach_worst(inv, omega, n, T), 1.01);
     s.rope_type = ROPE_SCALING_YARN;
     s.yarn_flavor = ROPE_YARN_MINIMIND;
-    s.original_max_position_embeddings = 2048;
+    s.original_max_position_embeddings = T;
     s.max_position_embeddings = n;
     ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
-    ck_assert_double_le(reach_worst(inv, omega, n), 1.01);
+    ck_assert_double_le(reach_worst(inv, omega, n, T), 1.01);
     rope_default_inv_freq(inv, 96, rope_ntk_aware_base(1e6, fac, 96));
-    ck_assert_double_gt(reach_worst(inv, omega, n), 1.01);
+    ck_assert_double_gt(reach_worst(inv, omega, n, T), 1.01);
+    rope_scaling_defaults(&s);
+    s.rope_type = ROPE_SCALING_YARN;
+    s.yarn_flavor = ROPE_YARN_MINIMIND;
+    s.factor = 16;
+    s.original_max_position_embeddings = 2048;
+    s.max_position_embeddings = 32768;
+    ck_assert_int_eq(rope_compute_inv_freq(inv, &af, 96, 1e6, &s), 0);
+    if (n == 2048)
+        ck_assert_double_le(reach_worst(inv, omega, n, T), 1.01);
+    else {
+        ck_assert_double_gt(reach_worst(inv, omega, n, T), 1.01);
+        ck_assert_double_le(reach_worst(inv, omega, n, 2048), 1.01);
+    }
 }
 END_TEST
 START_TEST(test_scaling_attention_factor_stays_finite)
@@ -873,7 +888,7 @@ START_TEST(test_scaling_invalid)
     ck_assert_str_ne(rope_scaling_strerror(c->expect), "unknown error");
 }
 END_TEST
-/* W4.2.6 The command line */
+/* W4.4.6 The command line */
 START_TEST(test_scaling_cli_golden_inv_freq)
 {
     const scaling_golden_case *c = &scaling_golden_cases[_i];
@@ -1031,7 +1046,7 @@ START_TEST(test_scaling_cli_rejects_bad_calls)
 }
 END_TEST
 
-/* W4.2 Checking the library against the references */
+/* W4.4 Checking the library against the references */
 Suite *scaling_suite(void)
 {
     Suite *suite = suite_create("chapter 4: long context");
@@ -1041,21 +1056,21 @@ Suite *scaling_suite(void)
     tcase_add_test(tc, test_scaling_ntk_aware_derivation);
     /* 4.6.4 MiniMind's YaRN, line by line, and Hugging Face's */
     tcase_add_test(tc, test_scaling_flavour_ranges);
-    /* W4.2.1 Frequencies and attention factors */
+    /* W4.4.1 Frequencies and attention factors */
     tcase_add_loop_test(tc, test_scaling_golden_inv_freq, 0,
                         N_SCALING_GOLDEN_CASES);
     tcase_add_loop_test(tc, test_scaling_original_falls_back_on_max, 0, 2);
-    /* W4.2.2 The YaRN range and ramp */
+    /* W4.4.2 The YaRN range and ramp */
     tcase_add_loop_test(tc, test_scaling_golden_yarn_ramp, 0, 2);
-    /* W4.2.3 Tables and rotated vectors */
+    /* W4.4.3 Tables and rotated vectors */
     tcase_add_loop_test(tc, test_scaling_golden_cos_sin, 0, 3);
     tcase_add_loop_test(tc, test_scaling_golden_apply, 0, 3);
-    /* W4.2.4 MiniMind's own YaRN */
+    /* W4.4.4 MiniMind's own YaRN */
     tcase_add_test(tc, test_scaling_minimind_inv_freq_and_ramp);
     tcase_add_loop_test(tc, test_scaling_minimind_cos_sin, 0, 2);
     tcase_add_loop_test(tc, test_scaling_minimind_off_within_original,
                         0, 3);
-    /* W4.2.5 The derivations */
+    /* W4.4.5 The derivations */
     tcase_add_loop_test(tc, test_scaling_dynamic_properties, 0, 4);
     tcase_add_test(tc, test_scaling_dynamic_cached_keys);
     tcase_add_loop_test(tc, test_scaling_yarn_blend, 0, 2);
@@ -1068,7 +1083,7 @@ Suite *scaling_suite(void)
     tcase_add_test(tc, test_scaling_full_turns);
     tcase_add_loop_test(tc, test_scaling_invalid, 0,
                         N_SCALING_INVALID_CASES);
-    /* W4.2.6 The command line */
+    /* W4.4.6 The command line */
     tcase_add_loop_test(tc, test_scaling_cli_golden_inv_freq, 0,
                         N_SCALING_GOLDEN_CASES);
     tcase_add_loop_test(tc, test_scaling_cli_yarn_tables, 0, 2);
@@ -1076,7 +1091,7 @@ Suite *scaling_suite(void)
     tcase_add_loop_test(tc, test_scaling_cli_minimind_table_length, 0, 2);
     tcase_add_loop_test(tc, test_scaling_cli_rejects_bad_calls, 0,
                         N_SCALING_CLI_BAD_CALLS);
-    /* W4.2 Checking the library against the references */
+    /* W4.4 Checking the library against the references */
     suite_add_tcase(suite, tc);
     return suite;
 }

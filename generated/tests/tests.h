@@ -53,9 +53,9 @@ void randfill(float *x, size_t n, unsigned seed);
 double dot64(const float *a, const float *b, int n);
 void rotate_to(float *x, int d, double base, long m,
                rope_precision prec, rope_pairing pairing);
-/* W4.2 Checking the library against the references */
+/* W4.4 Checking the library against the references */
 Suite *scaling_suite(void);
-/* W4.4 The exercise code */
+/* W4.6 The exercise code */
 Suite *exercises_scaling_suite(void);
 double scaling_golden_header_value(const char *path, const char *key);
 /* W5.10 Accuracy and the tests */

@@ -148,7 +148,9 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-split-ex-ranges", "%d",
            (ex_ntk + ex_per - 1) / ex_per);
     fprintf(f, "\\input{\\datadir provenance.tex}\n"
-            "\\input{\\datadir attention-measured.tex}\n");
+            "\\input{\\datadir attention-measured.tex}\n"
+            "\\input{\\datadir decode-provenance.tex}\n"
+            "\\input{\\datadir decode-measured.tex}\n");
     bd_close(f);
     return 0;
 }

@@ -557,35 +557,6 @@ int record_attention(const char *dir)
             bd_def(f, name, "%.0f", att_book_median3(gf));
             for (int i = 0; i < 6; i++) free(b[i]);
         }
-        double worst = 0, bound = 0;
-        for (int j = 0; j < 3; j++) {
-            bench_row r = {.n = 1000, .kv = 1019, .d = 64 + 32 * j,
-                           .threads = 1, .causal = 1, .reps = 1};
-            float *b[6] = {0}, *ref = malloc(sizeof(float) * 1000 * 8 * r.d);
-            rope_attention_params p;
-            if (!ref || bench_setup(&r, &p, b)) return 1;
-            p.freqs_cos = b[4]; p.freqs_sin = b[5];
-            p.kv_dtype = ROPE_DTYPE_BF16;
-            if (rope_attention_naive(ref, b[0], b[1], b[2], &p)
-                || rope_attention(b[3], b[0], b[1], b[2], &p)) return 1;
-            double qm = 0, km = 0, vm = 0, ub = ldexp(1, -8);
-            for (size_t i = 0; i < (size_t)1000 * 8 * r.d; i++) {
-                worst = fmax(worst, fabs((double)ref[i] - b[3][i]));
-                qm = fmax(qm, fabs(b[0][i]));
-            }
-            for (size_t i = 0; i < (size_t)1019 * p.n_kv_heads * r.d; i++) {
-                km = fmax(km, fabs(b[1][i]));
-                vm = fmax(vm, fabs(b[2][i]));
-            }
-            bound = fmax(bound, rope_bf16_error_bound(r.d, 1019,
-                2 * qm * km * (1 + ub) * (1 + ub), vm * (1 + ub)));
-            for (int i = 0; i < 6; i++) free(b[i]);
-            free(ref);
-        }
-        bd_def(f, "attention-bf16-maxerr", "$%.1f\\times 10^{%d}$",
-               worst / pow(10, floor(log10(worst))), (int)floor(log10(worst)));
-        bd_def(f, "attention-bf16-bound", "$%.1f\\times 10^{%d}$",
-               bound / pow(10, floor(log10(bound))), (int)floor(log10(bound)));
     }
     fprintf(stderr, "record: attention: prefill refinements\n");
     {

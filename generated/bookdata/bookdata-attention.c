@@ -94,6 +94,7 @@ int bookdata_attention(const char *dir)
             snprintf(z, sizeof z, "%.1f", e[0]);
             if (s == 3) bd_def(f, "bf16s-z-3", "%.0f", e[0]);
             if (s == 3) bd_def(f, "bf16s-err-3", "%.3f", e[1]);
+            if (s == 1) bd_def(f, "bf16s-err-1", "%.3f", e[1]);
             snprintf(b, sizeof b, "%.3f", e[2]);
             fprintf(t, "%g & %s & %.4f & %s & %.4f & %.4f\\\\\n", sig[s], z,
                     e[1], b, e[3], att_bf16_old_claim(SD, SN, e[0], 1.0));

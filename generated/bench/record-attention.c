@@ -664,8 +664,8 @@ int record_decode(const char *dir)
         if (first_mem < 0 && gbs <= mem_factor * bw) first_mem = i;
     }
     fprintf(c, "mib top label\n");
-    if (l2 > 0) fprintf(c, "%.4g %.4g L2\n", l2 / 1048576.0, 1.15 * pk);
-    if (l3 > 0) fprintf(c, "%.4g %.4g L3\n", l3 / 1048576.0, 1.15 * pk);
+    if (l2 > 0) fprintf(c, "%.4g %.4g L2\n", l2 / 1048576.0, 1.05 * pk);
+    if (l3 > 0) fprintf(c, "%.4g %.4g L3\n", l3 / 1048576.0, 1.05 * pk);
     fprintf(f, "%% measured by build/record DIR COMMIT decode\n");
     bd_def(f, "decode-kv-first", "%d", r[0].kv);
     bd_def(f, "decode-kv-last", "%d", r[DECODE_SIZES - 1].kv);

@@ -644,7 +644,7 @@ int record_decode(const char *dir)
                            .threads = 1, .causal = 1,
                            .reps = BOOK_REPS_DECODE, .rotated = 1};
         fprintf(stderr, "record: decode: kv=%d\n", r[i].kv);
-        if (bench_run(&r[i], 0, &rate)) return 1;
+        if (bench_run_stable(&r[i], 0, &rate, BENCH_TRIES)) return 1;
     }
     double pk1 = rope_fma_peak(ROPE_SIMD_AUTO, 1, 0.3);
     double bw1 = rope_triad_bandwidth(0.3);
@@ -696,6 +696,19 @@ int record_decode(const char *dir)
         snprintf(key, sizeof key, "decode-%s-ratio", tag[j]);
         bd_def(f, key, "%.1f", bytes / x->med / 1e9 / bw);
     }
+    int noisy = 0;
+    for (int i = 0; i < DECODE_SIZES; i++)
+        noisy += bench_spread(&r[i]) > BOOK_NOISE_SPREAD;
+    if (noisy)
+        bd_def(f, "decode-noise", "In this recording %d of the %d sizes "
+               "were disturbed (their [min, max] wider than %.0f\\,\\%% "
+               "of the median), so the size at which the step turns "
+               "memory-bound is uncertain by a step or two.", noisy,
+               DECODE_SIZES, 100 * BOOK_NOISE_SPREAD);
+    else
+        bd_def(f, "decode-noise", "No size of this recording was disturbed "
+               "(every [min, max] within %.0f\\,\\%% of the median).",
+               100 * BOOK_NOISE_SPREAD);
     bd_def(f, "decode-table-verdict", "%s",
            2.0 * r[2].kv * 2 * 64 * 4 / r[2].med > mem_factor * bw * 1e9
            ? "So the table's decode rows, whose cache the processor's "

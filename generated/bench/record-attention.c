@@ -125,7 +125,33 @@ static int att_book_rope_noise(const bench_row *r)
 {
     return r->rope_share < 0 || r->rope_share < bench_spread(r);
 }
+/* W5c.3.1 The decode sweep */
+static long att_cache_bytes(int level)
+{
+    long b = level == 2 ? sysconf(_SC_LEVEL2_CACHE_SIZE)
+                        : sysconf(_SC_LEVEL3_CACHE_SIZE);
+    for (int i = 0; b <= 0 && i < 8; i++) {
+        char path[128], buf[64];
+        long lv = 0, sz = 0;
+        const char *what[3] = {"level", "type", "size"};
+        int ok = 1, instr = 0;
+        for (int w = 0; w < 3 && ok; w++) {
+            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/"
+                     "cache/index%d/%s", i, what[w]);
+            FILE *c = fopen(path, "r");
+            ok = c && fgets(buf, sizeof buf, c);
+            if (c) fclose(c);
+            if (ok && w == 0) lv = atol(buf);
+            if (ok && w == 1) instr = !strncmp(buf, "Instruction", 11);
+            if (ok && w == 2)
+                sz = atol(buf) * (strchr(buf, 'M') ? 1048576 : 1024);
+        }
+        if (ok && lv == level && !instr) b = sz;
+    }
+    return b > 0 ? b : 0;
+}
 
+/* W5c.3 The numbers of chapter 5 */
 int record_attention(const char *dir)
 {
     FILE *f = bd_open(dir, "attention-measured.tex");
@@ -531,35 +557,6 @@ int record_attention(const char *dir)
             bd_def(f, name, "%.0f", att_book_median3(gf));
             for (int i = 0; i < 6; i++) free(b[i]);
         }
-        double worst = 0, bound = 0;
-        for (int j = 0; j < 3; j++) {
-            bench_row r = {.n = 1000, .kv = 1019, .d = 64 + 32 * j,
-                           .threads = 1, .causal = 1, .reps = 1};
-            float *b[6] = {0}, *ref = malloc(sizeof(float) * 1000 * 8 * r.d);
-            rope_attention_params p;
-            if (!ref || bench_setup(&r, &p, b)) return 1;
-            p.freqs_cos = b[4]; p.freqs_sin = b[5];
-            p.kv_dtype = ROPE_DTYPE_BF16;
-            if (rope_attention_naive(ref, b[0], b[1], b[2], &p)
-                || rope_attention(b[3], b[0], b[1], b[2], &p)) return 1;
-            double qm = 0, km = 0, vm = 0, ub = ldexp(1, -8);
-            for (size_t i = 0; i < (size_t)1000 * 8 * r.d; i++) {
-                worst = fmax(worst, fabs((double)ref[i] - b[3][i]));
-                qm = fmax(qm, fabs(b[0][i]));
-            }
-            for (size_t i = 0; i < (size_t)1019 * p.n_kv_heads * r.d; i++) {
-                km = fmax(km, fabs(b[1][i]));
-                vm = fmax(vm, fabs(b[2][i]));
-            }
-            bound = fmax(bound, rope_bf16_error_bound(r.d, 1019,
-                2 * qm * km * (1 + ub) * (1 + ub), vm * (1 + ub)));
-            for (int i = 0; i < 6; i++) free(b[i]);
-            free(ref);
-        }
-        bd_def(f, "attention-bf16-maxerr", "$%.1f\\times 10^{%d}$",
-               worst / pow(10, floor(log10(worst))), (int)floor(log10(worst)));
-        bd_def(f, "attention-bf16-bound", "$%.1f\\times 10^{%d}$",
-               bound / pow(10, floor(log10(bound))), (int)floor(log10(bound)));
     }
     fprintf(stderr, "record: attention: prefill refinements\n");
     {
@@ -630,5 +627,110 @@ int record_attention(const char *dir)
     }
     /* W5c.3 The numbers of chapter 5 */
     bd_close(f);
+    return 0;
+}
+/* W5c.3.1 The decode sweep */
+enum { DECODE_SIZES = 10, DECODE_KV0 = 1024 };
+int record_decode(const char *dir)
+{
+    bench_row r[DECODE_SIZES];
+    double rate = 0, intensity = 2.0; /* FLOPs per byte of cache */
+    long l2 = att_cache_bytes(2), l3 = att_cache_bytes(3);
+    if (record_provenance(dir, record_commit, "decode")) return 1;
+    double pk0 = rope_fma_peak(ROPE_SIMD_AUTO, 1, 0.3);
+    double bw0 = rope_triad_bandwidth(0.3);
+    for (int i = 0; i < DECODE_SIZES; i++) {
+        r[i] = (bench_row){.n = 1, .kv = DECODE_KV0 << i, .d = 64,
+                           .threads = 1, .causal = 1,
+                           .reps = BOOK_REPS_DECODE, .rotated = 1};
+        fprintf(stderr, "record: decode: kv=%d\n", r[i].kv);
+        if (bench_run_stable(&r[i], 0, &rate, BENCH_TRIES)) return 1;
+    }
+    double pk1 = rope_fma_peak(ROPE_SIMD_AUTO, 1, 0.3);
+    double bw1 = rope_triad_bandwidth(0.3);
+    double pk = fmax(pk0, pk1), bw = fmax(bw0, bw1);
+    FILE *t = bd_open(dir, "decode-sweep.dat");
+    FILE *c = bd_open(dir, "decode-caches.dat");
+    FILE *f = bd_open(dir, "decode-measured.tex");
+    const double mem_factor = 1.5;
+    int first_mem = -1;
+    fprintf(t, "kv mib gflops lo hi gbs peak roof\n");
+    for (int i = 0; i < DECODE_SIZES; i++) {
+        double bytes = 2.0 * r[i].kv * 2 * r[i].d * sizeof(float);
+        double g = r[i].gflop / r[i].med, gbs = bytes / r[i].med / 1e9;
+        fprintf(t, "%d %.4g %.4g %.4g %.4g %.4g %.4g %.4g\n", r[i].kv,
+                bytes / 1048576, g, r[i].gflop / r[i].max,
+                r[i].gflop / r[i].min, gbs, pk, bw * intensity);
+        if (first_mem < 0 && gbs <= mem_factor * bw) first_mem = i;
+    }
+    fprintf(c, "mib top label\n");
+    if (l2 > 0) fprintf(c, "%.4g %.4g L2\n", l2 / 1048576.0, 1.05 * pk);
+    if (l3 > 0) fprintf(c, "%.4g %.4g L3\n", l3 / 1048576.0, 1.05 * pk);
+    fprintf(f, "%% measured by build/record DIR COMMIT decode\n");
+    bd_def(f, "decode-kv-first", "%d", r[0].kv);
+    bd_def(f, "decode-kv-last", "%d", r[DECODE_SIZES - 1].kv);
+    bd_def(f, "decode-mib-first", "%.0f", r[0].kv * 1024.0 / 1048576);
+    bd_def(f, "decode-mib-last", "%.0f",
+           r[DECODE_SIZES - 1].kv * 1024.0 / 1048576);
+    bd_def(f, "decode-mem-factor", "%.1f", mem_factor);
+    bd_def(f, "decode-intensity", "%.0f", intensity);
+    bd_def(f, "decode-peak", "%.0f", pk);
+    bd_def(f, "decode-bw", "%.1f", bw);
+    bd_def(f, "decode-roof", "%.0f", bw * intensity);
+    bd_def(f, "decode-l2-mib", "%.0f", l2 / 1048576.0);
+    bd_def(f, "decode-l3-mib", "%.0f", l3 / 1048576.0);
+    static const int show[3] = {0, 2, DECODE_SIZES - 1};
+    static const char *const tag[3] = {"small", "mid", "large"};
+    for (int j = 0; j < 3; j++) {
+        const bench_row *x = &r[show[j]];
+        char key[64];
+        double bytes = 2.0 * x->kv * 2 * x->d * sizeof(float);
+        snprintf(key, sizeof key, "decode-%s-mib", tag[j]);
+        bd_def(f, key, "%.0f", bytes / 1048576);
+        snprintf(key, sizeof key, "decode-%s-gflops", tag[j]);
+        bd_def(f, key, "%.0f", x->gflop / x->med);
+        snprintf(key, sizeof key, "decode-%s-pct", tag[j]);
+        bd_def(f, key, "%.0f", 100 * x->gflop / x->med / pk);
+        snprintf(key, sizeof key, "decode-%s-gbs", tag[j]);
+        bd_def(f, key, "%.0f", bytes / x->med / 1e9);
+        snprintf(key, sizeof key, "decode-%s-ratio", tag[j]);
+        bd_def(f, key, "%.1f", bytes / x->med / 1e9 / bw);
+    }
+    int noisy = 0;
+    for (int i = 0; i < DECODE_SIZES; i++)
+        noisy += bench_spread(&r[i]) > BOOK_NOISE_SPREAD;
+    if (noisy)
+        bd_def(f, "decode-noise", "In this recording %d of the %d sizes "
+               "were disturbed (their [min, max] wider than %.0f\\,\\%% "
+               "of the median), so the size at which the step turns "
+               "memory-bound is uncertain by a step or two.", noisy,
+               DECODE_SIZES, 100 * BOOK_NOISE_SPREAD);
+    else
+        bd_def(f, "decode-noise", "No size of this recording was disturbed "
+               "(every [min, max] within %.0f\\,\\%% of the median).",
+               100 * BOOK_NOISE_SPREAD);
+    bd_def(f, "decode-table-verdict", "%s",
+           2.0 * r[2].kv * 2 * 64 * 4 / r[2].med > mem_factor * bw * 1e9
+           ? "So the table's decode rows, whose cache the processor's "
+             "caches hold, are not memory-bound on this machine."
+           : "By this test the table's decode rows were memory-bound in "
+             "this run.");
+    if (first_mem >= 0)
+        bd_def(f, "decode-verdict", "On this machine the step turned "
+               "memory-bound at a cache of %.0f~MiB (%d keys), which it "
+               "read at %.1f~GB/s against a triad bandwidth of %.1f~GB/s "
+               "(the smaller caches were read at more than %.1f times the "
+               "triad's rate); the level-3 cache that the processor "
+               "reports is %.0f~MiB, shared with its other cores.",
+               2.0 * r[first_mem].kv * 2 * 64 * 4 / 1048576,
+               r[first_mem].kv,
+               2.0 * r[first_mem].kv * 2 * 64 * 4 / r[first_mem].med / 1e9,
+               bw, mem_factor, l3 / 1048576.0);
+    else
+        bd_def(f, "decode-verdict", "No size of the sweep was memory-bound "
+               "on this machine: every cache, up to %.0f~MiB, was read at "
+               "more than %.1f times the triad bandwidth.",
+               r[DECODE_SIZES - 1].kv * 1024.0 / 1048576, mem_factor);
+    bd_close(t); bd_close(c); bd_close(f);
     return 0;
 }

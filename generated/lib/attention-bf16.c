@@ -738,16 +738,24 @@ int rope_bf16_dot(float *z, const uint32_t *a, const uint32_t *b,
 #endif
     return 1;
 }
-double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
-                             double vmax)
+double rope_bf16_error_bound(int head_dim, long kv_len, double qnorm,
+                             double knorm, double vmax)
 {
     const double u = ldexp(1, -24), ub = ldexp(1, -8);
-    double d = head_dim, n = (double)kv_len + (kv_len + ATT_BK - 1) / ATT_BK;
+    const double tiny = ldexp(1, -126); /* smallest normal float */
+    double d = head_dim, c = 1.4426950408889634 / sqrt(d);
+    double n = (double)kv_len + (kv_len + ATT_BK - 1) / ATT_BK;
     double gd = (d + 2) * u / (1 - (d + 2) * u);
-    double ds = gd * d * qk * 1.4426950408889634 / sqrt(d);
-    double eps = exp2(ds) * (1 + 4 * u) * (1 + ub) - 1;
+    double z = c * (1 + 4 * u) * (1 + 4 * u) * qnorm * knorm;
+    double ds = z * (2 * ub + ub * ub + (1 + ub) * (1 + ub) * gd)
+                + c * tiny * (d + sqrt(d) * (1 + ub) * (1 + 4 * u)
+                                  * (qnorm + knorm));
+    double dl = ds + 2 * u * (z + ds);
+    double a = dl * log(2) + 4 * u / (1 - 4 * u) + ub / (1 - ub);
     double gn = n * u / (1 - n * u);
-    return vmax * (2 * eps / (1 - eps) + 2 * gn / (1 - gn) + 3 * u);
+    return (1 + ub) * vmax * (2 * tanh(a / 2) + 2 * gn / (1 - gn)
+                              + 3 * u)
+           + ub * vmax + tiny * (1 + 2 * n * (1 + ub) * vmax);
 }
 ATT_HIDDEN void att_plan_bf16(att_job *J, const rope_attention_params *p)
 {

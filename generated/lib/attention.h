@@ -99,7 +99,7 @@ int rope_bf16_dot(float *z, const uint32_t *a, const uint32_t *b,
 int rope_bf16_amx(rope_simd s);
 int rope_bf16_amx_dot(float *z, const uint16_t *a, const uint16_t *b,
                       int n);
-double rope_bf16_error_bound(int head_dim, long kv_len, double qk,
-                             double vmax);
+double rope_bf16_error_bound(int head_dim, long kv_len, double qnorm,
+                             double knorm, double vmax);
 /* 5.2 The interface */
 #endif

@@ -264,9 +264,12 @@ $(B)/bookdata: $(BOOKDATA_OBJS) $(B)/librope.a
 # from build/data/ beside the computed data.  Building the book times
 # nothing.
 MEASURED := book/data/measured
-build/data/.stamp: $(B)/bookdata $(RING) $(wildcard $(MEASURED)/*)
+build/data/.stamp: $(B)/bookdata $(RING) $(wildcard $(MEASURED)/*) \
+  $(SECTIONS) $(wildcard generated/lib/*)
 	@mkdir -p build/data
 	cp $(MEASURED)/* build/data/
+	$(PYTHON) $(SECTIONS) map $(sort $(wildcard generated/lib/*.h generated/lib/*.c)) \
+	  > build/data/library-map.tex
 	$(RING_ENV) $(B)/bookdata build/data
 	touch $@
 

@@ -12,19 +12,19 @@
 static const ex_info ex_2_1 = {"exercise 2.1", "rotation product",
     "M_k M_j == M_{k+j}, row by row",
     "reread section 2.2 (A shift is a rotation): multiply the 2x2 "
-    "matrices row by column"};
+    "matrices row by column", NULL};
 static const ex_info ex_2_2 = {"exercise 2.2", "shift back",
     "PE(t) from PE(t+k), pair by pair",
     "reread section 2.2 (A shift is a rotation): M_{-k} is the transpose "
-    "of M_k"};
+    "of M_k", NULL};
 static const ex_info ex_2_3 = {"exercise 2.3", "repeat distance",
     "the smallest k >= 1 with k*omega within tol of 2*pi*r, r >= 1",
     "reread section 2.5 (Frequency bands) and the definition in the "
-    "exercise"};
+    "exercise", NULL};
 static const ex_info ex_2_4 = {"exercise 2.4", "shift a pair forward",
     "(sin w(t+k), cos w(t+k)) from (sin wt, cos wt)",
     "reread section 2.2 (A shift is a rotation): sin(a+b) = sin a cos b "
-    "+ cos a sin b, cos(a+b) = cos a cos b - sin a sin b"};
+    "+ cos a sin b, cos(a+b) = cos a cos b - sin a sin b", NULL};
 
 static const long ex_pe_offsets[] = {-4096, -100, -3, -1, 0, 1, 2, 9,
                                      250, 4095, 65536};

@@ -80,7 +80,7 @@ EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py
 # the book is: lib/ is the library a reader compares with MiniMind (Part I);
 # cli/, tests/, bookdata/, bench/ and exercises/ are the workshop (Part II).
 CORE_ROOTS := generated/lib/rope.h generated/lib/npy.h generated/lib/npy.c \
-  generated/tests/tests.h generated/tests/test-npy.c \
+  generated/tests/tests.h generated/tests/test-npy.c generated/tests/test-runner.c \
   generated/cli/cli.h generated/cli/tables.h generated/cli/tables.c \
   generated/bookdata/bookdata.h \
   generated/cli/rope-cli.c generated/cli/cli-util.c \
@@ -134,6 +134,7 @@ TABLES_OBJS := $(B)/obj/tables.o
 CLI_OBJS := $(B)/obj/rope-cli.o $(B)/obj/cli-util.o $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/cli-$m.o)
 TEST_OBJS := $(B)/obj/test-main.o $(B)/obj/test-util.o $(B)/obj/test-npy.o \
+  $(B)/obj/test-runner.o \
   $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/test-$m.o $(B)/obj/test-exercises-$m.o \
   $(B)/obj/exercises-$m-solution.o)
@@ -237,14 +238,19 @@ exercise: deps
 	  { echo "usage: make exercise CHAPTER=N (N = $(CHAPTERS))" >&2; exit 2; }
 	@$(MAKE) --no-print-directory $(T)/.stamp
 	@if [ ! -f $(EXFILE) ]; then mkdir -p tests/exercises; \
-	  cp $(T)/exercises-$(EXNAME)-starter.c $(EXFILE); \
+	  cp generated/exercises/exercises-$(EXNAME)-starter.c $(EXFILE); \
 	  echo "created $(EXFILE) from the starter: fill in the bodies, then run make exercise CHAPTER=$(CHAPTER) again"; fi
 	@$(MAKE) --no-print-directory $(B)/exercise-$(EXNAME)
 	$(B)/exercise-$(EXNAME) $(ONLY)
 
+# The learner's file is compiled as its own: a #line directive left in it
+# (the starters of earlier editions had them) is blanked, keeping every
+# other line's number, so that an error names the learner's file and line.
 $(B)/obj/learner-%.o: tests/exercises/%.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -Wall -Wextra $(CFLAGS) -I$(T) -c $< -o $@
+	@{ printf '#line 1 "%s"\n' '$<'; \
+	  sed 's/^[[:space:]]*#[[:space:]]*line[[:space:]].*$$//' '$<'; } > $(@:.o=.c)
+	$(CC) -std=c11 -Wall -Wextra $(CFLAGS) -I$(T) -c $(@:.o=.c) -o $@
 $(B)/obj/exercise-main-%.o: $(T)/exercise-main.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALLCFLAGS) -DEXERCISE_SUITE=exercises_$*_suite \
@@ -264,9 +270,12 @@ $(B)/bookdata: $(BOOKDATA_OBJS) $(B)/librope.a
 # from build/data/ beside the computed data.  Building the book times
 # nothing.
 MEASURED := book/data/measured
-build/data/.stamp: $(B)/bookdata $(RING) $(wildcard $(MEASURED)/*)
+build/data/.stamp: $(B)/bookdata $(RING) $(wildcard $(MEASURED)/*) \
+  $(SECTIONS) $(wildcard generated/lib/*)
 	@mkdir -p build/data
 	cp $(MEASURED)/* build/data/
+	$(PYTHON) $(SECTIONS) map $(sort $(wildcard generated/lib/*.h generated/lib/*.c)) \
+	  > build/data/library-map.tex
 	$(RING_ENV) $(B)/bookdata build/data
 	touch $@
 

@@ -172,6 +172,12 @@ def check_verbatim(text):
                "%s: %d of %d lines verbatim in the PDF's text" % (path, found, len(want)))
         for l in missing[:5]:
             print("        missing: %s" % l)
+        notes = [norm(code[i]) for i in sorted(added)]
+        unmapped = [l for l in notes if l not in lines]
+        report(not unmapped, "%s: its %d section comments in the PDF's text "
+               "(the map of the library)" % (path, len(notes)))
+        for l in unmapped[:5]:
+            print("        missing: %s" % l)
     report("\u00ab" not in text and "\u00bb" not in text, "no guillemets in the PDF's text")
 
 

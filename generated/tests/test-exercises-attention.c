@@ -11,28 +11,28 @@
 static const ex_info ex_5_1 = {"exercise 5.1", "online log-sum-exp",
     "log(sum exp x_j), without overflow, -inf entries ignored",
     "reread section 5.4 (The online softmax): rescale the running sum "
-    "when the maximum grows"};
+    "when the maximum grows", NULL};
 static const ex_info ex_5_2 = {"exercise 5.2", "merge two states",
     "the state (m, l, u) of the two blocks together",
     "reread section 5.4 (The online softmax): m = max(m_a, m_b), scale each "
-    "l and u by exp(m_a - m) or exp(m_b - m)"};
+    "l and u by exp(m_a - m) or exp(m_b - m)", NULL};
 static const ex_info ex_5_3 = {"exercise 5.3", "tile class",
     "0 for a tile with no visible key, 2 all visible, 1 mixed",
-    "reread section 5.5 (Tiling): query i sees key j when j <= n_kv - n + i"};
+    "reread section 5.5 (Tiling): query i sees key j when j <= n_kv - n + i", NULL};
 static const ex_info ex_5_4 = {"exercise 5.4", "causal FLOPs",
     "4 d h times the number of visible (query, key) pairs",
     "reread section 5.1 (The computation and its cost): count the "
     "keys "
-    "j <= n_kv - n + i"};
+    "j <= n_kv - n + i", NULL};
 static const ex_info ex_5_5 = {"exercise 5.5", "causal mask with a cache",
     "0 where key j <= start_pos + i, -inf elsewhere",
     "reread section 5.1 (The computation and its cost), positions: "
     "query i sits at start_pos + i and "
-    "sees the cached keys too"};
+    "sees the cached keys too", NULL};
 static const ex_info ex_5_6 = {"exercise 5.6", "rounding to bfloat16",
     "the upper 16 bits of the nearest bfloat16, ties to even",
     "reread section W5b.2 (The code of the bfloat16 path): add 0x7fff "
-    "plus the lowest kept bit"};
+    "plus the lowest kept bit", NULL};
 
 START_TEST(test_ex_online_logsumexp)
 {

@@ -11,24 +11,24 @@
 static const ex_info ex_1_1 = {"exercise 1.1", "softmax",
     "a row of positive numbers summing to 1",
     "reread section 1.1 (Attention in one head): the softmax "
-    "equation; subtract the row's max"};
+    "equation; subtract the row's max", NULL};
 static const ex_info ex_1_2 = {"exercise 1.2", "invert a permutation",
     "inv[perm[i]] == i for every i",
     "reread section 1.2 (Attention does not see order): if perm[i] "
-    "= j then inv[j] = i"};
+    "= j then inv[j] = i", NULL};
 static const ex_info ex_1_3 = {"exercise 1.3", "crossover position",
     "the smallest t with t*sqrt(d_model) > embed_norm",
     "reread section 1.3 (Adding the integer position): the norm of "
-    "t*1 is t*sqrt(d_model)"};
+    "t*1 is t*sqrt(d_model)", NULL};
 static const ex_info ex_1_4 = {"exercise 1.4", "one attention row",
     "row 2 of the library's rope_tiny_attention",
     "reread section 1.1 (Attention in one head): scores, softmax, "
-    "weighted values"};
+    "weighted values", NULL};
 static const ex_info ex_1_5 = {"exercise 1.5", "permute rows",
     "row i of Pi X is row perm[i] of X",
     "reread section 1.2 (Attention does not see order): the matrix Pi has its 1 "
     "of row i in column perm[i], "
-    "so (Pi X)[i] = X[perm[i]], not X[i] moved to row perm[i]"};
+    "so (Pi X)[i] = X[perm[i]], not X[i] moved to row perm[i]", NULL};
 
 START_TEST(test_ex_softmax_values)
 {

@@ -8,15 +8,15 @@
 static const ex_info ex_6_1 = {"exercise 6.1", "zigzag positions",
     "S + t for the tokens t of chunks r and 2P-1-r of 2P, in order",
     "reread section 6.4 (The causal mask across shards): chunk c starts "
-    "at c floor(n/K) + min(c, n mod K)"};
+    "at c floor(n/K) + min(c, n mod K)", NULL};
 static const ex_info ex_6_2 = {"exercise 6.2", "merge with log-sum-exps",
     "the output and log-sum-exp over the union of the two key sets",
     "reread section 6.2 (The ring): weights exp(lse_i - lse), lse = "
-    "max + log1p(exp(min - max))"};
+    "max + log1p(exp(min - max))", NULL};
 static const ex_info ex_6_3 = {"exercise 6.3", "smallest hiding block",
     "the least c with 2 h d c^2 / sigma >= 8 c h_kv d / beta",
     "reread section 6.8 (The cost of the ring): c_min = 4 h_kv sigma / "
-    "(h beta), rounded up"};
+    "(h beta), rounded up", NULL};
 START_TEST(test_ex_zigzag_positions)
 {
     long pos[64];

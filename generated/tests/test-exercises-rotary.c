@@ -12,22 +12,25 @@ static const ex_info ex_3_1 = {"exercise 3.1", "unrotate",
     "the vector before rope_apply_rotary_pos_emb",
     "reread section 3.4 (From the rotation to rotate_half, and the "
     "two pairings): the inverse rotation flips the "
-    "sign of the sine"};
+    "sign of the sine", NULL};
 static const ex_info ex_3_2 = {"exercise 3.2", "reorder projection rows",
     "the same scores with half-split pairs as with interleaved pairs",
     "reread section 3.4 (From the rotation to rotate_half, and the "
     "two pairings): interleaved row 2i goes to "
-    "row i, row 2i+1 to row i + head_dim/2"};
+    "row i, row 2i+1 to row i + head_dim/2", NULL};
 static const ex_info ex_3_3 = {"exercise 3.3", "score at a distance",
     "the score of q at m and k at m + r, for any m",
     "reread section 3.3 (The block-diagonal rotation): each pair's "
     "score "
-    "turns by r times its frequency"};
+    "turns by r times its frequency",
+    "the frequencies computed in double instead of float32: MiniMind's "
+    "freqs (and rope_default_inv_freq) are float32 numbers, and the "
+    "angle r*freqs[i] is taken from the rounded frequency"};
 static const ex_info ex_3_4 = {"exercise 3.4", "half-split to interleaved",
     "out[2i] = x[i] and out[2i+1] = x[i + head_dim/2]",
     "reread section 3.4 (From the rotation to rotate_half, and the "
     "two pairings): pair i is (i, i + head_dim/2) "
-    "in MiniMind's layout and (2i, 2i+1) in the interleaved one"};
+    "in MiniMind's layout and (2i, 2i+1) in the interleaved one", NULL};
 
 START_TEST(exercise_3_1_unrotate_inverts_the_rotation)
 {

@@ -11,23 +11,23 @@
 static const ex_info ex_4_1 = {"exercise 4.1", "NTK-aware base",
     "a base that divides the slowest pair's frequency by the factor",
     "reread section 4.4 (NTK-aware scaling): solve b'^(-(d-2)/d) = "
-    "b^(-(d-2)/d) / s"};
+    "b^(-(d-2)/d) / s", NULL};
 static const ex_info ex_4_2 = {"exercise 4.2", "YaRN correction dim",
     "the pair index i whose wavelength fits num_rotations times",
     "reread section 4.6 (YaRN): 2 pi b^(2i/d) * num_rotations = "
-    "original"};
+    "original", NULL};
 static const ex_info ex_4_3 = {"exercise 4.3", "YaRN ranges differ",
     "1 exactly when MiniMind's and Hugging Face's ranges differ",
     "reread section 4.6 (YaRN), its subsection on MiniMind's YaRN and "
-    "Hugging Face's: the threshold on L"};
+    "Hugging Face's: the threshold on L", NULL};
 static const ex_info ex_4_4 = {"exercise 4.4", "Llama 3.1 scale",
     "1 for short wavelengths, 1/factor for long ones, a blend between",
-    "reread section 4.7 (Llama 3.1: wavelength bands)"};
+    "reread section 4.7 (Llama 3.1: wavelength bands)", NULL};
 static const ex_info ex_4_5 = {"exercise 4.5", "YaRN blend",
     "omega for the fast pairs i <= lo, omega/factor for the slow i >= hi",
     "reread section 4.6 (YaRN), the ramp and the blend: the ramp is "
     "0 for "
-    "the fast (high-frequency) pairs, which keep their frequency"};
+    "the fast (high-frequency) pairs, which keep their frequency", NULL};
 
 START_TEST(test_ex_ntk_aware_base)
 {

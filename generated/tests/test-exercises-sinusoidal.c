@@ -12,20 +12,20 @@
 static const ex_info ex_2_1 = {"exercise 2.1", "rotation product",
     "R(k w) R(j w) == R((k+j) w), row by row",
     "reread section 2.2 (A shift is a rotation): multiply the 2x2 "
-    "matrices row by column"};
+    "matrices row by column", NULL};
 static const ex_info ex_2_2 = {"exercise 2.2", "shift back",
     "PE(t) from PE(t+k), pair by pair",
     "reread section 2.2 (A shift is a rotation): R(-k w) is the "
     "transpose of R(k w), and it acts on (cos, sin) = "
-    "(row[2i+1], row[2i])"};
+    "(row[2i+1], row[2i])", NULL};
 static const ex_info ex_2_3 = {"exercise 2.3", "repeat distance",
     "the smallest k >= 1 with k*omega within tol of 2*pi*l, l >= 1",
     "reread section 2.5 (Frequency bands) and the definition in the "
-    "exercise"};
+    "exercise", NULL};
 static const ex_info ex_2_4 = {"exercise 2.4", "shift a pair forward",
     "(sin w(t+k), cos w(t+k)) from (sin wt, cos wt)",
     "reread section 2.2 (A shift is a rotation): sin(a+b) = sin a cos b "
-    "+ cos a sin b, cos(a+b) = cos a cos b - sin a sin b"};
+    "+ cos a sin b, cos(a+b) = cos a cos b - sin a sin b", NULL};
 
 static const long ex_pe_offsets[] = {-4096, -100, -3, -1, 0, 1, 2, 9,
                                      250, 4095, 65536};

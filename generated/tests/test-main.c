@@ -22,6 +22,7 @@ static const struct {
     Suite *(*make)(void);
 } suites[] = {
     /* {chapter, suite}, chapter by chapter */
+    {1, runner_suite},
     /* The frame of the workshop / NumPy files / The tests of the NumPy files */
     {3, npy_suite},
     /* W1.2 The tests of chapter 1 */

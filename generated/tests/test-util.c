@@ -176,6 +176,13 @@ void ex_fail(const ex_info *ex, const char *fmt, ...)
     va_end(ap);
     ck_abort_msg("%s; hint: %s", what, ex->hint);
 }
+static void ex_trim(char *what)
+{
+    size_t n = strlen(what);
+    while (n > 0 && strchr(" :=", what[n - 1]) != NULL)
+        what[--n] = '\0';
+}
+
 void ex_check_double(const ex_info *ex, double got, double want,
                      double tol, const char *fmt, ...)
 {
@@ -187,11 +194,19 @@ void ex_check_double(const ex_info *ex, double got, double want,
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
+    ex_trim(what);
     do {
         snprintf(g, sizeof g, "%.*g", p, got);
         snprintf(w, sizeof w, "%.*g", p, want);
     } while (strcmp(g, w) == 0 && ++p <= 17);
-    ex_fail(ex, "%s expected %s, got %s", what, w, g);
+    double rel = fabs(got - want) / fabs(want);
+    if (want != 0 && rel < 1e-3)
+        ex_fail(ex, "%s: expected %s, got %s, close (relative difference "
+                "%.1e) but not equal: the formula is right and the "
+                "arithmetic differs%s%s", what, w, g, rel,
+                ex->close != NULL ? ", likely " : "",
+                ex->close != NULL ? ex->close : "");
+    ex_fail(ex, "%s: expected %s, got %s", what, w, g);
 }
 
 void ex_check_long(const ex_info *ex, long got, long want,
@@ -204,7 +219,8 @@ void ex_check_long(const ex_info *ex, long got, long want,
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    ex_fail(ex, "%s expected %ld, got %ld", what, want, got);
+    ex_trim(what);
+    ex_fail(ex, "%s: expected %ld, got %ld", what, want, got);
 }
 /* shared test helpers, chapter by chapter */
 /* The frame of the workshop / NumPy files / The tests of the NumPy files */

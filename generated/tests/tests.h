@@ -29,6 +29,8 @@ typedef struct {
     const char *title;  /* a few words naming the function */
     const char *expect; /* what a right answer gives */
     const char *hint;   /* the section or equation to reread */
+    const char *close;  /* the likely cause of an answer that is close
+                           but not equal, or NULL */
 } ex_info;
 void ex_fail(const ex_info *ex, const char *fmt, ...);
 void ex_check_double(const ex_info *ex, double got, double want,
@@ -36,6 +38,7 @@ void ex_check_double(const ex_info *ex, double got, double want,
 void ex_check_long(const ex_info *ex, long got, long want,
                    const char *fmt, ...);
 /* suites, chapter by chapter */
+Suite *runner_suite(void);
 /* The frame of the workshop / NumPy files / The tests of the NumPy files */
 Suite *npy_suite(void);
 size_t make_npy(unsigned char *buf, int major, const char *header,

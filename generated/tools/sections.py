@@ -241,6 +241,30 @@ def comment(path, text):
         out.append(line)
         lex.feed(line)
     return "\n".join(out)
+NAMED = re.compile(r"(W?[0-9]+[a-z]?(\.[0-9]+)*|[A-H](\.[0-9]+)*) \S"
+                   r"|.* / .*")
+
+
+def section_comments(path, text):
+    ext = re.search(r"\.[a-z]+$", path)
+    left, right = STYLES.get(ext.group(0) if ext else "", ("", ""))
+    found = []
+    for line in text.split("\n"):
+        line = line.strip()
+        if (left and line.startswith(left) and line.endswith(right)
+                and NAMED.match(line[len(left):len(line) - len(right)])):
+            found.append(line)
+    return found
+
+
+def tex(text):
+    """ASCII text in the book's typewriter font, each character as typed
+    (a straight quote stays straight, so that the PDF copies exactly)."""
+    special = {"\\": "\\textbackslash{}", "'": "\\textquotesingle{}",
+               "`": "\\textasciigrave{}", "~": "\\textasciitilde{}",
+               "^": "\\textasciicircum{}", "-": "-{}"}
+    return "".join(special.get(c, "\\" + c if c in "_{}#%&$" else c)
+                   for c in text)
 class Lexer:
     def __init__(self, ext):
         self.python, self.js = ext == ".py", ext == ".js"
@@ -282,5 +306,15 @@ if __name__ == "__main__":
                 text = stream.read()
             with open(path, "w") as stream:
                 stream.write(comment(f, text))
+    elif len(sys.argv) > 2 and sys.argv[1] == "map":
+        print("\\begingroup\\small\\ttfamily\\raggedright")
+        for path in sys.argv[2:]:
+            with open(path) as stream:
+                names = section_comments(path, stream.read())
+            print("\\medskip\\noindent %s\\par" % tex(path))
+            for c in names:
+                print("\\noindent\\hspace*{2em}%s\\par" % tex(c))
+        print("\\endgroup")
     else:
-        fail("usage: sections.py mark | sections.py comment DIR FILE...")
+        fail("usage: sections.py mark | sections.py comment DIR FILE... "
+             "| sections.py map FILE...")

@@ -3,6 +3,7 @@
    measurements that the book prints, with their provenance */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -74,18 +75,27 @@ static int record_provenance(const char *dir, const char *commit)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: record DIR COMMIT  (make bench RECORD=1 "
-                "runs it)\n");
+    int ran = 0;
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: record DIR COMMIT [RECORDER]  (make bench "
+                "RECORD=1 runs them all)\n");
         return 2;
     }
-    if (record_provenance(argv[1], argv[2])) return 1;
+    setenv("ROPE_RECORD_COMMIT", argv[2], 1);
+    if (argc == 3 && record_provenance(argv[1], argv[2])) return 1;
     for (int i = 0; recorders[i].name != NULL; i++) {
+        if (argc == 4 && strcmp(argv[3], recorders[i].name) != 0)
+            continue; /* one recorder alone keeps its own provenance */
+        ran++;
         fprintf(stderr, "record: %s\n", recorders[i].name);
         if (recorders[i].record(argv[1]) != 0) {
             fprintf(stderr, "record: %s failed\n", recorders[i].name);
             return 1;
         }
+    }
+    if (ran == 0) {
+        fprintf(stderr, "record: no recorder named '%s'\n", argv[3]);
+        return 2;
     }
     fprintf(stderr, "record: done; commit %s/ with the change\n", argv[1]);
     return 0;

@@ -175,19 +175,23 @@ END_TEST
 START_TEST(test_ring_model_min_block)
 {
     static const double bw[3] = {3.125e9, 12.5e9, 50e9};
-    for (int i = 0; i < 3; i++) {
-        rope_ring_model m = {1048576, 8, 4, 96, 7.3e10, bw[i]};
+    static const double lat[3] = {0, 1e-6, 1e-4};
+    for (int i = 0; i < 9; i++) {
+        rope_ring_model m = {1048576, 8, 4, 96, 7.3e10, bw[i % 3],
+                             lat[i / 3]};
         long c = rope_ring_model_min_block(&m);
         double tc, tm;
         for (long cc = c - 1; cc <= c; cc++) {
             double comp = 2.0 * 8 * 96 * cc * cc / m.flops_per_s;
-            double comm = 8.0 * cc * 4 * 96 / m.bytes_per_s;
+            double comm = 8.0 * cc * 4 * 96 / m.bytes_per_s + m.latency_s;
             ck_assert_int_eq(comp >= comm, cc == c);
         }
         double t = rope_ring_model_layer(&m, 64, &tc, &tm);
         ck_assert_double_eq(t, tc > tm ? tc : tm);
         ck_assert_double_eq_tol(tc, 2.0 * 8 * 96 * m.n * m.n / (64 * 7.3e10),
                                 1e-9 * tc);
+        ck_assert_double_eq_tol(tm, 8.0 * m.n * 4 * 96 / m.bytes_per_s
+                                + 64 * m.latency_s, 1e-9 * tm);
     }
 }
 END_TEST

@@ -242,6 +242,10 @@ int record_ring(const char *dir)
     bd_def(f, "ring-pred-speedup", "%.2f", ms[0][4] / ms[1][4]);
     bd_def(f, "ring-cont-gflops", "%.1f", 4.0 * 96 * 8 * ms[0][4] / ms[0][0] / 1e6);
     bd_def(f, "ring-zz-gflops", "%.1f", 4.0 * 96 * 8 * ms[1][4] / ms[1][0] / 1e6);
+    double frac = 0;
+    for (int l = 1; l < 5; l++)
+        frac = fmax(frac, ms[l][2] / (ms[l][0] / 2));
+    bd_def(f, "ring-comm-frac-pct", "%.0f", 100 * frac);
     bd_def(f, "ring-small-n", "%ld", bn[4]);
     bd_def(f, "ring-small-c", "%ld", bn[4] / 2);
     bd_def(f, "ring-small-step-us", "%.0f", 1e3 * ms[4][0] / 2);
@@ -286,7 +290,7 @@ int record_ring(const char *dir)
     bd_def(f, "ring-pred-corrected", "%.2f", pred[0] / pred[1]);
     bd_def(f, "ring-merge-zz-ms", "%.1f", 1e3 * 5 * 1024 * 8 * merge_row);
     char pp[4096];
-    double pb[11], pt[11], plo[11], phi[11], dev = 0;
+    double pb[11], pt[11], plo[11], phi[11], dev = 0, worst = 0;
     int m = 0;
     ring_popen("ROPE_RING", 2, "pingpong", NULL, pp, sizeof pp);
     FILE *pg = bd_open(dir, "ring-pingpong.dat");
@@ -300,7 +304,10 @@ int record_ring(const char *dir)
     double alpha = 1e-6 * pt[0], beta = pb[10] / (1e-6 * (pt[10] - pt[0]));
     for (int i = 0; i < m; i++) {
         double model = 1e6 * (alpha + pb[i] / beta);
-        dev = fmax(dev, fabs(model - pt[i]) / pt[i]);
+        if (pt[i] / model > dev) {
+            dev = pt[i] / model;
+            worst = pb[i];
+        }
         fprintf(pg, "%.0f %.4g %.4g %.4g %.4g\n", pb[i], pt[i], plo[i], phi[i],
                 model);
     }
@@ -312,7 +319,8 @@ int record_ring(const char *dir)
     bd_def(f, "ring-alpha-lo-us", "%.2f", plo[0]);
     bd_def(f, "ring-alpha-hi-us", "%.2f", phi[0]);
     bd_def(f, "ring-beta-gbs", "%.1f", beta / 1e9);
-    bd_def(f, "ring-pp-dev-pct", "%.0f", 100 * dev);
+    bd_def(f, "ring-pp-ratio", "%.1f", dev);
+    bd_def(f, "ring-pp-worst-kib", "%.0f", worst / 1024);
     char line[512], e1[64];
     double ek, er;
     ring_popen("ROPE_RING_TEST", 3, "sweep", "max relative error", line,

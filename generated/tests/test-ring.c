@@ -221,6 +221,33 @@ START_TEST(test_ring_errors_reach_every_rank)
     cli_result_free(&r);
 }
 END_TEST
+START_TEST(test_ring_pingpong)
+{
+    cli_result r = ring_mpirun(2, "ROPE_RING", "pingpong");
+    double b, t, lo, hi, t0 = 0, t1 = 0, want = 8;
+    int lines = 0, off = 0, used;
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    while (sscanf(r.out + off, "%lf %lf %lf %lf%n", &b, &t, &lo, &hi,
+                  &used) == 4) {
+        ck_assert_double_eq(b, want);
+        ck_assert(lo <= t && t <= hi && lo > 0);
+        t0 = lines == 0 ? t : t0;
+        t1 = t;
+        want *= 4;
+        lines++;
+        off += used;
+    }
+    ck_assert_int_eq(lines, 11);
+    ck_assert_double_gt(t1, t0);
+    cli_result_free(&r);
+    r = ring_mpirun(3, "ROPE_RING", "pingpong");
+    ck_assert_msg(r.status == 2 && strncmp(r.err, "rope: error: ", 13) == 0
+                  && strstr(r.err, "exactly 2 ranks") != NULL,
+                  "status %d: %s", r.status, r.err);
+    ck_assert_str_eq(r.out, "");
+    cli_result_free(&r);
+}
+END_TEST
 typedef struct {
     long b, n, h, hkv, d;
     const char *flags;
@@ -423,6 +450,7 @@ Suite *ring_suite(void)
     tcase_add_test(tc, test_ring_model_min_block);
     tcase_add_loop_test(tc, test_ring_equals_one_process, 1, 5);
     tcase_add_test(tc, test_ring_errors_reach_every_rank);
+    tcase_add_test(tc, test_ring_pingpong);
     tcase_add_loop_test(tc, test_ring_program_equals_the_command, 1, 5);
     tcase_add_loop_test(tc, test_ring_program_refuses_bad_uses, 0, 5);
     tcase_add_loop_test(tc, test_ring_program_passes_the_kv_dtype, 1, 2);

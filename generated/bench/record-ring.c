@@ -192,10 +192,14 @@ int record_ring(const char *dir)
     clean[nc] = '\0';
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
     commit = commit != NULL ? commit : "unknown";
+    double load = -1;
+    FILE *la = fopen("/proc/loadavg", "r");
+    if (la != NULL && fscanf(la, "%lf", &load) != 1) load = -1;
+    if (la != NULL) fclose(la);
     FILE *pv = bd_open(dir, "ring-provenance.txt");
     fprintf(pv, "command make record-ring (or make bench RECORD=1)\ncommit %s\n"
-            "date %s\ncpu %s\ncores %ld\n", commit, date, model,
-            sysconf(_SC_NPROCESSORS_ONLN));
+            "date %s\ncpu %s\ncores %ld\nload %.2f\n", commit, date, model,
+            sysconf(_SC_NPROCESSORS_ONLN), load);
     bd_close(pv);
     bd_def(f, "ring-date", "%s", date);
     bd_def(f, "ring-commit", "%s", commit);

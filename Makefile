@@ -146,7 +146,7 @@ BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o \
   $(B)/obj/bench-machine.o)
 BOOKDATA_OBJS += $(BENCH_OBJS)
 
-.PHONY: all tangle check-generated lint test book check-book exercise bench \
+.PHONY: all tangle check-generated lint test book check-book exercise bench record-ring \
   clean deps deps-check deps-ci crosscheck experiments
 all: $(B)/librope.a $(B)/rope.h $(B)/rope
 
@@ -346,6 +346,13 @@ bench: deps
 	$(if $(EV_BENCH),$(EV_BENCH) $(PYTHON) python/bench-evidence.py)
 	$(if $(RECORD),$(RING_ENV) $(B)/record $(MEASURED) \
 	  "$$(git describe --always --dirty 2> /dev/null || echo unknown)")
+
+# make record-ring: chapter 6's recorder alone (it writes its own
+# provenance, book/data/measured/ring-provenance.txt).
+record-ring: deps
+	@$(MAKE) --no-print-directory $(B)/record $(RING)
+	$(RING_ENV) $(B)/record $(MEASURED) \
+	  "$$(git describe --always --dirty 2> /dev/null || echo unknown)" ring
 
 # make bench RECORD=1: the recorders of the book's measurements.
 RECORD_OBJS := $(B)/obj/record.o $(B)/obj/bookdata-util.o \

@@ -3,6 +3,7 @@
    measurements that the book prints, with their provenance */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,6 +109,7 @@ int main(int argc, char **argv)
         }
     }
     record_commit = argv[2];
+    setenv("ROPE_RECORD_COMMIT", argv[2], 1); /* for the ring's ranks */
     if (argc == 3 && record_provenance(argv[1], argv[2], "")) return 1;
     for (int i = 0; recorders[i].name != NULL; i++) {
         if (!record_named(argc, argv, recorders[i].name)) continue;

@@ -286,6 +286,46 @@ static int ring_bench_cmd(int argc, char **argv, int rank, int n_ranks)
     free(rows);
     return 0;
 }
+static int ring_pingpong_cmd(int rank, int n_ranks)
+{
+    enum { BATCHES = 7 };
+    const size_t most = (size_t)8 << 20;
+    if (n_ranks != 2)
+        return rank == 0 ? cli_error("pingpong: needs exactly 2 ranks, "
+                                     "not %d", n_ranks) : 2;
+    char *buf = calloc(most, 1);
+    if (buf == NULL) {
+        fprintf(stderr, "rope: error: pingpong: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (size_t bytes = 8; bytes <= most; bytes *= 4) {
+        int reps = bytes <= 65536 ? 400 : 20, other = 1 - rank;
+        double t[BATCHES];
+        for (int b = 0; b < BATCHES; b++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < reps; i++)
+                if (rank == 0) {
+                    MPI_Send(buf, (int)bytes, MPI_BYTE, other, 0,
+                             MPI_COMM_WORLD);
+                    MPI_Recv(buf, (int)bytes, MPI_BYTE, other, 0,
+                             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Recv(buf, (int)bytes, MPI_BYTE, other, 0,
+                             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, (int)bytes, MPI_BYTE, other, 0,
+                             MPI_COMM_WORLD);
+                }
+            t[b] = (MPI_Wtime() - t0) / (2.0 * reps);
+        }
+        qsort(t, BATCHES, sizeof t[0], ring_cmp);
+        if (rank == 0)
+            printf("%zu %.4g %.4g %.4g\n", bytes, 1e6 * t[BATCHES / 2],
+                   1e6 * t[0], 1e6 * t[BATCHES - 1]);
+    }
+    free(buf);
+    return 0;
+}
 int main(int argc, char **argv)
 {
     int rank, n_ranks, rc;
@@ -299,15 +339,19 @@ int main(int argc, char **argv)
                    "--k K.npy --v V.npy --out O.npy [--layout contiguous|"
                    "zigzag] [options of rope attention]\n"
                    "       mpirun -np P rope-ring bench [--n N] [--layout "
-                   "L] [--causal] [--reps R]\n");
+                   "L] [--causal] [--reps R]\n"
+                   "       mpirun -np 2 rope-ring pingpong\n");
         rc = 0;
     } else if (argc >= 2 && !strcmp(argv[1], "attention"))
         rc = ring_attention_cmd(argc - 1, argv + 1, rank, n_ranks);
     else if (argc >= 2 && !strcmp(argv[1], "bench"))
         rc = ring_bench_cmd(argc - 1, argv + 1, rank, n_ranks);
+    else if (argc == 2 && !strcmp(argv[1], "pingpong"))
+        rc = ring_pingpong_cmd(rank, n_ranks);
     else
         rc = rank == 0 ? cli_error("rope-ring: expected the command "
-                                   "attention or bench (try --help)") : 2;
+                                   "attention, bench or pingpong (try "
+                                   "--help)") : 2;
     if (rank == 0 && (fflush(stdout) != 0 || ferror(stdout)) && rc == 0)
         rc = cli_error("cannot write the standard output");
     MPI_Finalize();

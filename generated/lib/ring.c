@@ -86,7 +86,8 @@ double rope_ring_model_layer(const rope_ring_model *m, int n_ranks,
 {
     double c = 2.0 * m->n_heads * m->head_dim * m->n * m->n
                / (n_ranks * m->flops_per_s);
-    double t = 8.0 * m->n * m->n_kv_heads * m->head_dim / m->bytes_per_s;
+    double t = 8.0 * m->n * m->n_kv_heads * m->head_dim / m->bytes_per_s
+               + n_ranks * m->latency_s;
     if (compute_s != NULL) *compute_s = c;
     if (comm_s != NULL) *comm_s = t;
     return c > t ? c : t;
@@ -94,8 +95,12 @@ double rope_ring_model_layer(const rope_ring_model *m, int n_ranks,
 
 long rope_ring_model_min_block(const rope_ring_model *m)
 {
-    return (long)ceil(4.0 * m->n_kv_heads * m->flops_per_s
-                      / (m->n_heads * m->bytes_per_s));
+    double a = 2.0 * m->n_heads * m->head_dim / m->flops_per_s;
+    double b = 8.0 * m->n_kv_heads * m->head_dim / m->bytes_per_s;
+    long c = (long)ceil((b + sqrt(b * b + 4 * a * m->latency_s)) / (2 * a));
+    while (c > 1 && a * (c - 1.0) * (c - 1.0) >= b * (c - 1.0) + m->latency_s)
+        c--; /* the root may round up past an exact whole number */
+    return c;
 }
 void rope_ring_shard_copy(float *shard, float *full,
                           const rope_ring_shard *s, long batch, long n,

@@ -20,8 +20,9 @@ enum { ROPE_RING_SKIP, ROPE_RING_DIAGONAL, ROPE_RING_FULL };
 typedef struct rope_ring_model {
     double n; /* tokens of the sequence */
     int n_heads, n_kv_heads, head_dim;
-    double flops_per_s; /* sigma: one rank's kernel speed */
-    double bytes_per_s; /* beta: one link */
+    double flops_per_s; /* eta: one rank's kernel speed */
+    double bytes_per_s; /* nu: one link */
+    double latency_s; /* T_lat: the fixed cost of one message */
 } rope_ring_model;
 /* 6.5 The interface */
 int rope_ring_n_chunks(rope_ring_layout layout, int n_ranks);

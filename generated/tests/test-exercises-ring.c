@@ -14,9 +14,9 @@ static const ex_info ex_6_2 = {"exercise 6.2", "merge with log-sum-exps",
     "reread section 6.2 (The ring): weights exp(lse_i - lse), lse = "
     "max + log1p(exp(min - max))", NULL};
 static const ex_info ex_6_3 = {"exercise 6.3", "smallest hiding block",
-    "the least c with 2 h d c^2 / sigma >= 8 c h_kv d / beta",
-    "reread section 6.8 (The cost of the ring): c_min = 4 h_kv sigma / "
-    "(h beta), rounded up", NULL};
+    "the least c with 2 h d c^2 / eta >= 8 c h_kv d / nu",
+    "reread section 6.8 (The cost of the ring): c_min = 4 h_kv eta / "
+    "(h nu), rounded up", NULL};
 START_TEST(test_ex_zigzag_positions)
 {
     long pos[64];
@@ -92,8 +92,8 @@ START_TEST(test_ex_min_hiding_block)
                         want = c;
                 ex_check_long(&ex_6_3, ex_min_hiding_block(h, hkv, d,
                     speed[a], link[b]), want,
-                    "ex_min_hiding_block(h = %d, h_kv = %d, d = 96, sigma "
-                    "= %g, beta = %g)", h, hkv, speed[a], link[b]);
+                    "ex_min_hiding_block(h = %d, h_kv = %d, d = 96, eta "
+                    "= %g, nu = %g)", h, hkv, speed[a], link[b]);
             }
 }
 END_TEST

@@ -175,19 +175,23 @@ END_TEST
 START_TEST(test_ring_model_min_block)
 {
     static const double bw[3] = {3.125e9, 12.5e9, 50e9};
-    for (int i = 0; i < 3; i++) {
-        rope_ring_model m = {1048576, 8, 4, 96, 7.3e10, bw[i]};
+    static const double lat[3] = {0, 1e-6, 1e-4};
+    for (int i = 0; i < 9; i++) {
+        rope_ring_model m = {1048576, 8, 4, 96, 7.3e10, bw[i % 3],
+                             lat[i / 3]};
         long c = rope_ring_model_min_block(&m);
         double tc, tm;
         for (long cc = c - 1; cc <= c; cc++) {
             double comp = 2.0 * 8 * 96 * cc * cc / m.flops_per_s;
-            double comm = 8.0 * cc * 4 * 96 / m.bytes_per_s;
+            double comm = 8.0 * cc * 4 * 96 / m.bytes_per_s + m.latency_s;
             ck_assert_int_eq(comp >= comm, cc == c);
         }
         double t = rope_ring_model_layer(&m, 64, &tc, &tm);
         ck_assert_double_eq(t, tc > tm ? tc : tm);
         ck_assert_double_eq_tol(tc, 2.0 * 8 * 96 * m.n * m.n / (64 * 7.3e10),
                                 1e-9 * tc);
+        ck_assert_double_eq_tol(tm, 8.0 * m.n * 4 * 96 / m.bytes_per_s
+                                + 64 * m.latency_s, 1e-9 * tm);
     }
 }
 END_TEST
@@ -214,6 +218,33 @@ START_TEST(test_ring_errors_reach_every_rank)
     cli_result r = ring_mpirun(3, "ROPE_RING_TEST", "errors");
     ck_assert_msg(r.status == 0 && strstr(r.out, "errors: agreed") != NULL,
                   "status %d\n%s%s", r.status, r.out, r.err);
+    cli_result_free(&r);
+}
+END_TEST
+START_TEST(test_ring_pingpong)
+{
+    cli_result r = ring_mpirun(2, "ROPE_RING", "pingpong");
+    double b, t, lo, hi, t0 = 0, t1 = 0, want = 8;
+    int lines = 0, off = 0, used;
+    ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.err);
+    while (sscanf(r.out + off, "%lf %lf %lf %lf%n", &b, &t, &lo, &hi,
+                  &used) == 4) {
+        ck_assert_double_eq(b, want);
+        ck_assert(lo <= t && t <= hi && lo > 0);
+        t0 = lines == 0 ? t : t0;
+        t1 = t;
+        want *= 4;
+        lines++;
+        off += used;
+    }
+    ck_assert_int_eq(lines, 11);
+    ck_assert_double_gt(t1, t0);
+    cli_result_free(&r);
+    r = ring_mpirun(3, "ROPE_RING", "pingpong");
+    ck_assert_msg(r.status == 2 && strncmp(r.err, "rope: error: ", 13) == 0
+                  && strstr(r.err, "exactly 2 ranks") != NULL,
+                  "status %d: %s", r.status, r.err);
+    ck_assert_str_eq(r.out, "");
     cli_result_free(&r);
 }
 END_TEST
@@ -419,6 +450,7 @@ Suite *ring_suite(void)
     tcase_add_test(tc, test_ring_model_min_block);
     tcase_add_loop_test(tc, test_ring_equals_one_process, 1, 5);
     tcase_add_test(tc, test_ring_errors_reach_every_rank);
+    tcase_add_test(tc, test_ring_pingpong);
     tcase_add_loop_test(tc, test_ring_program_equals_the_command, 1, 5);
     tcase_add_loop_test(tc, test_ring_program_refuses_bad_uses, 0, 5);
     tcase_add_loop_test(tc, test_ring_program_passes_the_kv_dtype, 1, 2);

@@ -248,7 +248,7 @@ int record_attention(const char *dir)
     bd_def(f, "attention-balance", "%.1f", peak1 / bw);
     FILE *t = bd_open(dir, "attention-bench.tex");
     fputs("\\begin{tabular}{rrrrrrcrrrrrr}\n\\toprule\n"
-          "$n$ & $n_{kv}$ & $d$ & thr. & naive & tiled & [min, max] & "
+          "$N$ & $N_{kv}$ & $d$ & thr. & naive & tiled & [min, max] & "
           "GFLOP/s & \\% peak & $\\times$naive & scaling & RoPE \\% & "
           "MiB \\\\\n & & & & ms & ms & ms & & & & & & \\\\\n"
           "\\midrule\n", t);
@@ -417,11 +417,11 @@ int record_attention(const char *dir)
     bd_def(f, "attention-trend-verdict", "%s%s", up_d && up_n
            ? "The one-thread rows of this run follow both trends "
              "(figure~\\ref{fig:attention-gflops})."
-           : up_n ? "In this run the rows follow the trend in $n$ but not "
+           : up_n ? "In this run the rows follow the trend in $N$ but not "
                     "the one in $d$ (figure~\\ref{fig:attention-gflops}); "
                     "a single median on a shared machine moves by several "
                     "percent from one run to the next."
-           : "In this run the rows do not follow the trend in $n$ "
+           : "In this run the rows do not follow the trend in $N$ "
              "(figure~\\ref{fig:attention-gflops}); a single median on a "
              "shared machine moves by several percent from one run to "
              "the next.",

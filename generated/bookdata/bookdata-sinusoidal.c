@@ -315,8 +315,8 @@ static int pe_write_records(const char *dir, FILE *num)
     long rec[MAXREC];
     int nrec = 0;
     FILE *t = bd_open(dir, "sinusoidal-records.tex");
-    fputs("\\begin{tabular}{rrr}\n\\toprule\noffset $k$ & turns $r$ & "
-          "$\\delta(k) = |k - 2\\pi r|$ \\\\\n\\midrule\n", t);
+    fputs("\\begin{tabular}{rrr}\n\\toprule\noffset $r$ & turns $\\nu$ & "
+          "$\\theta(r) = |r - 2\\pi\\nu|$ \\\\\n\\midrule\n", t);
     for (long k = 1; k <= KMAX; k++) {
         double r = round((double)k / (2.0 * ROPE_PE_PI));
         double delta = fabs((double)k - 2.0 * ROPE_PE_PI * r);

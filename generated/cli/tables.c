@@ -99,8 +99,8 @@ void table_print_normalized(FILE *out, int latex)
 {
     static const int ns[] = {2, 4, 5, 16, 128, 1025, 32768};
     if (latex)
-        fputs("\\begin{tabular}{rrr}\n\\toprule\nlength $n$ & step "
-              "$1/(n-1)$ & position at $0.5$ \\\\\n\\midrule\n", out);
+        fputs("\\begin{tabular}{rrr}\n\\toprule\nlength $N$ & step "
+              "$1/(N-1)$ & position at $0.5$ \\\\\n\\midrule\n", out);
     else
         fprintf(out, "%7s %13s %16s\n", "n", "step", "position at 0.5");
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {

@@ -211,7 +211,7 @@ int record_ring(const char *dir)
     FILE *tm = bd_open(dir, "ring-measured.tex");
     FILE *raw = bd_open(dir, "ring-bench.dat");
     fprintf(raw, "layout n compute_ms wait_ms comm_ms total_ms pmax pmin\n");
-    fprintf(tm, "\\begin{tabular}{lrrrrrrr}\\toprule\nlayout & $n$ & compute "
+    fprintf(tm, "\\begin{tabular}{lrrrrrrr}\\toprule\nlayout & $N$ & compute "
             "& wait & transfer & total & work ratio & hidden \\\\\n"
             "\\midrule\n");
     double rr[3][2][6], sp[2][3];

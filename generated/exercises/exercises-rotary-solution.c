@@ -31,7 +31,7 @@ void rope_ex_interleaved_to_half_rows(const float *w, float *out,
                 dst[c] = src[c];
         }
 }
-double rope_ex_score_at_distance(const float *q, const float *k,
+double rope_ex_score_at_offset(const float *q, const float *k,
         int head_dim, double rope_base, long r)
 {
     int half = head_dim / 2;

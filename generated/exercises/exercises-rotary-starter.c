@@ -16,7 +16,7 @@ void rope_ex_interleaved_to_half_rows(const float *w, float *out,
     (void)head_dim; (void)in_features;
 }
 
-double rope_ex_score_at_distance(const float *q, const float *k,
+double rope_ex_score_at_offset(const float *q, const float *k,
         int head_dim, double rope_base, long r)
 {
     (void)q; (void)k; (void)head_dim; (void)rope_base; (void)r;

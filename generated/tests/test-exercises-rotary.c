@@ -18,7 +18,7 @@ static const ex_info ex_3_2 = {"exercise 3.2", "reorder projection rows",
     "reread section 3.4 (From the rotation to rotate_half, and the "
     "two pairings): interleaved row 2i goes to "
     "row i, row 2i+1 to row i + head_dim/2", NULL};
-static const ex_info ex_3_3 = {"exercise 3.3", "score at a distance",
+static const ex_info ex_3_3 = {"exercise 3.3", "score at an offset",
     "the score of q at m and k at m + r, for any m",
     "reread section 3.3 (The block-diagonal rotation): each pair's "
     "score "
@@ -120,7 +120,7 @@ START_TEST(exercise_3_2_reordered_rows_give_the_same_scores)
             }
 }
 END_TEST
-START_TEST(exercise_3_3_score_depends_on_the_distance)
+START_TEST(exercise_3_3_score_depends_on_the_offset)
 {
     enum { D = 64 };
     float q[D], k[D], qr[D], kr[D];
@@ -134,9 +134,9 @@ START_TEST(exercise_3_3_score_depends_on_the_distance)
             rotate_to(kr, D, 1e6, n, ROPE_PRECISION_DOUBLE,
                       ROPE_PAIRING_HALF);
             ex_check_double(&ex_3_3,
-                rope_ex_score_at_distance(q, k, D, 1e6, n - m),
+                rope_ex_score_at_offset(q, k, D, 1e6, n - m),
                 dot64(qr, kr, D), 1e-5 * scale,
-                "rope_ex_score_at_distance(q, k, 64, 1e6, r = %ld):",
+                "rope_ex_score_at_offset(q, k, 64, 1e6, r = %ld):",
                 n - m);
         }
 }
@@ -175,7 +175,7 @@ Suite *exercises_rotary_suite(void)
     const struct { const char *name; const TTest *test; } ex[] = {
         {"exercise 3.1", exercise_3_1_unrotate_inverts_the_rotation},
         {"exercise 3.2", exercise_3_2_reordered_rows_give_the_same_scores},
-        {"exercise 3.3", exercise_3_3_score_depends_on_the_distance},
+        {"exercise 3.3", exercise_3_3_score_depends_on_the_offset},
         {"exercise 3.4", exercise_3_4_half_to_interleaved},
     };
     for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {

@@ -246,6 +246,12 @@ int record_attention(const char *dir)
     bd_def(f, "attention-peak2", "%.0f", peak2);
     bd_def(f, "attention-peak-scaling", "%.2f", ps);
     bd_def(f, "attention-balance", "%.1f", peak1 / bw);
+    double ridge = 64 / 4 / (peak1 / bw); /* the naive kernel's intensity */
+    bd_def(f, "attention-naive-ridge", "%s", ridge > 1.1
+           ? "That is above the balance" : ridge < 1 / 1.1
+           ? "That is below the balance" : ridge >= 1
+           ? "That is at the ridge, just above the balance"
+           : "That is at the ridge, just below the balance");
     FILE *t = bd_open(dir, "attention-bench.tex");
     fputs("\\begin{tabular}{rrrrrrcrrrrrr}\n\\toprule\n"
           "$N$ & $N_{kv}$ & $d$ & thr. & naive & tiled & [min, max] & "
@@ -330,6 +336,8 @@ int record_attention(const char *dir)
         bd_def(f, key, "%.1f", 100 * a->rope_share);
         snprintf(key, sizeof key, "attention-decode-us-%d", d);
         bd_def(f, key, "%.0f", 1e6 * c->med);
+        snprintf(key, sizeof key, "attention-decode-gflops-%d", d);
+        bd_def(f, key, "%.0f", c->gflop / c->med);
         snprintf(key, sizeof key, "attention-decode-scaling-%d", d);
         bd_def(f, key, "%.2f", c->med / c[1].med);
         snprintf(key, sizeof key, "attention-decode-noise-%d", d);
@@ -699,6 +707,7 @@ int record_decode(const char *dir)
     bd_def(f, "decode-peak", "%.0f", pk);
     bd_def(f, "decode-bw", "%.1f", bw);
     bd_def(f, "decode-roof", "%.0f", bw * intensity);
+    bd_def(f, "decode-balance", "%.1f", pk / bw);
     bd_def(f, "decode-l2-mib", "%.0f", l2 / 1048576.0);
     bd_def(f, "decode-l3-mib", "%.0f", l3 / 1048576.0);
     static const int show[3] = {0, 2, DECODE_SIZES - 1};
@@ -749,7 +758,18 @@ int record_decode(const char *dir)
                r[first_mem].kv,
                2.0 * r[first_mem].kv * 2 * 64 * 4 / r[first_mem].med / 1e9,
                bw, mem_factor, l3 / 1048576.0);
+    if (first_mem >= 0)
+        bd_def(f, "decode-summary", "on the recording machine it turned "
+               "memory-bound at a cache of %.0f~MiB, %s the %.0f~MiB of "
+               "level-3 cache that the processor reports",
+               2.0 * r[first_mem].kv * 2 * 64 * 4 / 1048576,
+               2.0 * r[first_mem].kv * 2 * 64 * 4 < l3 ? "below" : "beyond",
+               l3 / 1048576.0);
     else
+        bd_def(f, "decode-summary", "on the recording machine no cache of "
+               "the sweep, up to %.0f~MiB, made it memory-bound",
+               r[DECODE_SIZES - 1].kv * 1024.0 / 1048576);
+    if (first_mem < 0)
         bd_def(f, "decode-verdict", "No size of the sweep was memory-bound "
                "on this machine: every cache, up to %.0f~MiB, was read at "
                "more than %.1f times the triad bandwidth.",

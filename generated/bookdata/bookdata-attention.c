@@ -123,6 +123,11 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-ws-max-kib", "%.0f", ceil(wmax / 1024));
     bd_def(f, "attention-ws-min-threads", "%.0f",
            floor(ROPE_ATTENTION_WS_MIB * 1048576.0 / wmax));
+    double nfit = floor(ROPE_ATTENTION_WS_MIB * 1048576.0 / wmax);
+    if (nfit == 1)
+        bd_def(f, "attention-ws-fit", "%s", "one workspace fits");
+    else
+        bd_def(f, "attention-ws-fit", "%.0f workspaces fit", nfit);
     bd_def(f, "attention-ws-kib-64", "%.0f",
            ceil(rope_attention_workspace_bytes(&wb) / 1024.0));
     bd_def(f, "attention-old-pack-gib", "%.0f",

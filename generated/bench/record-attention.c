@@ -246,6 +246,12 @@ int record_attention(const char *dir)
     bd_def(f, "attention-peak2", "%.0f", peak2);
     bd_def(f, "attention-peak-scaling", "%.2f", ps);
     bd_def(f, "attention-balance", "%.1f", peak1 / bw);
+    double ridge = 64 / 4 / (peak1 / bw); /* the naive kernel's intensity */
+    bd_def(f, "attention-naive-ridge", "%s", ridge > 1.1
+           ? "That is above the balance" : ridge < 1 / 1.1
+           ? "That is below the balance" : ridge >= 1
+           ? "That is at the ridge, just above the balance"
+           : "That is at the ridge, just below the balance");
     FILE *t = bd_open(dir, "attention-bench.tex");
     fputs("\\begin{tabular}{rrrrrrcrrrrrr}\n\\toprule\n"
           "$N$ & $N_{kv}$ & $d$ & thr. & naive & tiled & [min, max] & "
@@ -312,6 +318,7 @@ int record_attention(const char *dir)
         best = att_book_pct(&rows[i], peak1, peak2) > best
                ? att_book_pct(&rows[i], peak1, peak2) : best;
     bd_def(f, "attention-best-pct", "%.0f", best);
+    bd_def(f, "attention-best-pct-after", "%.0f", best * peak1 / after1);
     for (int j = 0; j < 2; j++) {
         const bench_row *a = &rows[4 + 2 * j], *b = &rows[8 + 2 * j];
         const bench_row *c = &rows[12 + 2 * j];
@@ -329,6 +336,8 @@ int record_attention(const char *dir)
         bd_def(f, key, "%.1f", 100 * a->rope_share);
         snprintf(key, sizeof key, "attention-decode-us-%d", d);
         bd_def(f, key, "%.0f", 1e6 * c->med);
+        snprintf(key, sizeof key, "attention-decode-gflops-%d", d);
+        bd_def(f, key, "%.0f", c->gflop / c->med);
         snprintf(key, sizeof key, "attention-decode-scaling-%d", d);
         bd_def(f, key, "%.2f", c->med / c[1].med);
         snprintf(key, sizeof key, "attention-decode-noise-%d", d);
@@ -406,21 +415,30 @@ int record_attention(const char *dir)
     else
         bd_def(f, "attention-rope-verdict", "The share of the narrower heads "
                "is %s, that of the wider ones %s.", one[rv[0]], one[rv[1]]);
-    int up_d = att_book_pct(&rows[10], peak1, peak2)
-               >= att_book_pct(&rows[8], peak1, peak2);
+    int up_d1 = att_book_pct(&rows[6], peak1, peak2)
+                >= att_book_pct(&rows[4], peak1, peak2);
+    int up_d = up_d1 && att_book_pct(&rows[10], peak1, peak2)
+                        >= att_book_pct(&rows[8], peak1, peak2);
+    const bench_row *dn = up_d1 ? &rows[8] : &rows[4];
     int up_n = att_book_pct(&rows[8], peak1, peak2)
                >= att_book_pct(&rows[4], peak1, peak2)
                && att_book_pct(&rows[10], peak1, peak2)
                >= att_book_pct(&rows[6], peak1, peak2);
     int trend_noisy = att_book_noisy(&rows[4]) || att_book_noisy(&rows[6])
                       || att_book_noisy(&rows[8]) || att_book_noisy(&rows[10]);
-    bd_def(f, "attention-trend-verdict", "%s%s", up_d && up_n
+    char dmiss[256];
+    snprintf(dmiss, sizeof dmiss, "In this run the rows follow the trend in "
+             "$N$ but not the one in $d$ at $N = %d$ (%.1f GFLOP/s for "
+             "$d = 96$ against %.1f for $d = 64$); ", dn->n,
+             dn[2].gflop / dn[2].med, dn->gflop / dn->med);
+    bd_def(f, "attention-trend-verdict", "%s%s%s", up_d && up_n
            ? "The one-thread rows of this run follow both trends "
              "(figure~\\ref{fig:attention-gflops})."
-           : up_n ? "In this run the rows follow the trend in $N$ but not "
-                    "the one in $d$ (figure~\\ref{fig:attention-gflops}); "
-                    "a single median on a shared machine moves by several "
-                    "percent from one run to the next."
+           : up_n ? dmiss : "",
+           up_d && up_n ? ""
+           : up_n ? "a single median on a shared machine moves by several "
+                    "percent from one run to the next "
+                    "(figure~\\ref{fig:attention-gflops})."
            : "In this run the rows do not follow the trend in $N$ "
              "(figure~\\ref{fig:attention-gflops}); a single median on a "
              "shared machine moves by several percent from one run to "
@@ -432,11 +450,21 @@ int record_attention(const char *dir)
                       rows[14].med / rows[15].med);
     int dec_noisy = att_book_noisy(&rows[12]) || att_book_noisy(&rows[13])
                     || att_book_noisy(&rows[14]) || att_book_noisy(&rows[15]);
+    double c64 = 2.0 * 4096 * 2 * 64 * sizeof(float);
+    int super64 = rows[12].med / rows[13].med > 2.0 && l2 > 0
+                  && c64 > l2 && c64 / 2 <= l2;
+    char super[320];
+    snprintf(super, sizeof super, "For $d = 64$ two threads are more than "
+             "twice as fast as one, a superlinear speed-up.  A likely cause, "
+             "not measured here, is capacity: its cache of %.0f~MiB exceeds "
+             "a core's level-2 cache of %.0f~MiB, but each thread's half "
+             "fits in one.", c64 / 1048576, l2 / 1048576.0);
     bd_def(f, "attention-decode-verdict", "%s", dec_noisy
            ? "Some decode rows are noise in this run (marked in the "
              "table): a step this short is easily disturbed, and "
              "\\texttt{make bench}, with more repetitions, is the "
              "measurement to trust."
+           : super64 ? super
            : dsc < 1.0
            ? "Two threads are slower than one here, although the threads "
              "come from the pool: waking a thread and waiting for it costs "
@@ -547,14 +575,16 @@ int record_attention(const char *dir)
                     rdp[k] = ratio[k]; /* the default kernels are those */
                 }
             }
+            /* the ratio of the two speeds as printed, so that text and ratio agree */
+            double sb = round(att_book_median3(gb)), sf = round(att_book_median3(gf));
             snprintf(name, sizeof name, "attention-bf16-ratio-%d", r.d);
-            bd_def(f, name, "%.2f", att_book_median3(ratio));
+            bd_def(f, name, "%.2f", sb / sf);
             snprintf(name, sizeof name, "attention-bf16-dpratio-%d", r.d);
-            bd_def(f, name, "%.2f", att_book_median3(rdp));
+            bd_def(f, name, "%.2f", amx ? att_book_median3(rdp) : sb / sf);
             snprintf(name, sizeof name, "attention-bf16-gflops-%d", r.d);
-            bd_def(f, name, "%.0f", att_book_median3(gb));
+            bd_def(f, name, "%.0f", sb);
             snprintf(name, sizeof name, "attention-f32-gflops-%d", r.d);
-            bd_def(f, name, "%.0f", att_book_median3(gf));
+            bd_def(f, name, "%.0f", sf);
             for (int i = 0; i < 6; i++) free(b[i]);
         }
     }
@@ -677,6 +707,7 @@ int record_decode(const char *dir)
     bd_def(f, "decode-peak", "%.0f", pk);
     bd_def(f, "decode-bw", "%.1f", bw);
     bd_def(f, "decode-roof", "%.0f", bw * intensity);
+    bd_def(f, "decode-balance", "%.1f", pk / bw);
     bd_def(f, "decode-l2-mib", "%.0f", l2 / 1048576.0);
     bd_def(f, "decode-l3-mib", "%.0f", l3 / 1048576.0);
     static const int show[3] = {0, 2, DECODE_SIZES - 1};
@@ -701,10 +732,11 @@ int record_decode(const char *dir)
         noisy += bench_spread(&r[i]) > BOOK_NOISE_SPREAD;
     if (noisy)
         bd_def(f, "decode-noise", "In this recording %d of the %d sizes "
-               "were disturbed (their [min, max] wider than %.0f\\,\\%% "
+               "%s disturbed (%s [min, max] wider than %.0f\\,\\%% "
                "of the median), so the size at which the step turns "
                "memory-bound is uncertain by a step or two.", noisy,
-               DECODE_SIZES, 100 * BOOK_NOISE_SPREAD);
+               DECODE_SIZES, noisy == 1 ? "was" : "were",
+               noisy == 1 ? "its" : "their", 100 * BOOK_NOISE_SPREAD);
     else
         bd_def(f, "decode-noise", "No size of this recording was disturbed "
                "(every [min, max] within %.0f\\,\\%% of the median).",
@@ -726,7 +758,18 @@ int record_decode(const char *dir)
                r[first_mem].kv,
                2.0 * r[first_mem].kv * 2 * 64 * 4 / r[first_mem].med / 1e9,
                bw, mem_factor, l3 / 1048576.0);
+    if (first_mem >= 0)
+        bd_def(f, "decode-summary", "on the recording machine it turned "
+               "memory-bound at a cache of %.0f~MiB, %s the %.0f~MiB of "
+               "level-3 cache that the processor reports",
+               2.0 * r[first_mem].kv * 2 * 64 * 4 / 1048576,
+               2.0 * r[first_mem].kv * 2 * 64 * 4 < l3 ? "below" : "beyond",
+               l3 / 1048576.0);
     else
+        bd_def(f, "decode-summary", "on the recording machine no cache of "
+               "the sweep, up to %.0f~MiB, made it memory-bound",
+               r[DECODE_SIZES - 1].kv * 1024.0 / 1048576);
+    if (first_mem < 0)
         bd_def(f, "decode-verdict", "No size of the sweep was memory-bound "
                "on this machine: every cache, up to %.0f~MiB, was read at "
                "more than %.1f times the triad bandwidth.",

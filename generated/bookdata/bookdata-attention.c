@@ -123,6 +123,11 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-ws-max-kib", "%.0f", ceil(wmax / 1024));
     bd_def(f, "attention-ws-min-threads", "%.0f",
            floor(ROPE_ATTENTION_WS_MIB * 1048576.0 / wmax));
+    double nfit = floor(ROPE_ATTENTION_WS_MIB * 1048576.0 / wmax);
+    if (nfit == 1)
+        bd_def(f, "attention-ws-fit", "%s", "one workspace fits");
+    else
+        bd_def(f, "attention-ws-fit", "%.0f workspaces fit", nfit);
     bd_def(f, "attention-ws-kib-64", "%.0f",
            ceil(rope_attention_workspace_bytes(&wb) / 1024.0));
     bd_def(f, "attention-old-pack-gib", "%.0f",
@@ -141,6 +146,21 @@ int bookdata_attention(const char *dir)
         bd_def(f, one ? "attention-packs-per-tile-one"
                       : "attention-packs-per-tile", "%.0f",
                (double)packs / ntiles);
+    }
+    {
+        const double D = 768, hq = 8, hk = 4, hd = 96, F = 2432;
+        double w = 2 * D * hq * hd + 2 * D * hk * hd + 3 * D * F;
+        double attn = 2.0 * 768 * 768 * hd * hq, rest = 2.0 * w * 768;
+        bd_def(f, "attention-mm-share-768", "%.0f",
+               100 * attn / (attn + rest));
+        bd_def(f, "attention-mm-cross", "%.0f", w / (hd * hq));
+        long per_tile = 2L * 4 * 96 * ROPE_ATTENTION_BK * (long)sizeof(float);
+        bd_def(f, "attention-mm-pack-max-n", "%ld", (long)ROPE_ATTENTION_BK
+               * (ROPE_ATTENTION_PACK_MIB * 1048576L / per_tile));
+        long bq2 = (ROPE_ATTENTION_ROWS + 1) / 2, nb = 32768 / bq2;
+        bd_def(f, "attention-mm-packs-32768", "%ld",
+               (nb + ROPE_ATTENTION_ITEM_BLOCKS - 1)
+               / ROPE_ATTENTION_ITEM_BLOCKS);
     }
     bd_def(f, "attention-score-gib", "%.0f",
            4.0 * 32768 * 32768 * 8 / 1073741824.0);

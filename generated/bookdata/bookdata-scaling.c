@@ -165,6 +165,11 @@ static void write_why(const char *dir, FILE *f)
         bd_def(f, "scaling-idea-turns", "%.1f", full / (2 * ROPE_BD_PI));
         bd_def(f, "scaling-idea-plain", "%.1f",
                fmod(full, 2 * ROPE_BD_PI) * deg);
+        bd_def(f, "scaling-idea-plain-rad", "%.2f",
+               fmod(full, 2 * ROPE_BD_PI));
+        bd_def(f, "scaling-idea-whole", "%.0f", floor(full / (2 * ROPE_BD_PI)));
+        bd_def(f, "scaling-idea-trained-rad", "%.2f",
+               (MM_T - 1) * (double)inv[IDEA_I]);
     }
 }
 static void write_pi_ntk(FILE *f)
@@ -214,6 +219,7 @@ static void write_pitfall(FILE *f)
     bd_def(f, "scaling-pit-s", "%.0f", PIT_S);
     bd_def(f, "scaling-pit-key", "%d", PIT_KEY);
     bd_def(f, "scaling-pit-query", "%d", PIT_QUERY);
+    bd_def(f, "scaling-pit-N", "%d", PIT_QUERY + 1);
     bd_def(f, "scaling-pit-i", "%d", PIT_I);
     bd_def(f, "scaling-pit-err", "%.2f", worst);
     bd_def(f, "scaling-pit-score", "%.2f", fabs(stale - fresh));

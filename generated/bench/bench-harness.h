@@ -89,4 +89,7 @@ bench_verdict bench_accept(double value, double target, int at_most);
 const char *bench_verdict_name(bench_verdict v);
 int bench_memory(double *peak_mib, double *before_mib, double *data_mib,
                  double *seconds);
+double bench_bf16_old_claim(int d, long n, double z, double vmax);
+int bench_bf16_at_scale(double sigma, int n, int d, int h, int hkv,
+                        rope_simd simd, double *e);
 #endif

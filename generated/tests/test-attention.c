@@ -1445,71 +1445,6 @@ START_TEST(test_attention_bf16_within_the_bound)
     }
 }
 END_TEST
-static double att_bf16_old_claim(int d, long n, double z, double vmax)
-{
-    const double u = ldexp(1, -24), ub = ldexp(1, -8);
-    double np = (double)n + (n + ROPE_ATTENTION_BK - 1) / ROPE_ATTENTION_BK;
-    double gd = (d + 2) * u / (1 - (d + 2) * u);
-    double eps = exp2(gd * (1 + ub) * (1 + ub) * z) * (1 + 4 * u)
-                 * (1 + ub) - 1;
-    double gn = np * u / (1 - np * u);
-    return vmax * (2 * eps / (1 - eps) + 2 * gn / (1 - gn) + 3 * u);
-}
-static double att_norm(const float *x, int d)
-{
-    double s = 0;
-    for (int t = 0; t < d; t++) s += (double)x[t] * x[t];
-    return sqrt(s);
-}
-static int att_bf16_at_scale(double sigma, int n, int d, int h, int hkv,
-                             rope_simd simd, double *e)
-{
-    uint64_t st = 20261204;
-    rope_attention_params p;
-    size_t nq = (size_t)n * h * d, nk = (size_t)n * hkv * d;
-    float *b[7];
-    size_t len[7] = {nq, nk, nk, nq, nq, nq, (size_t)n * d * 2};
-    int bad = 0;
-    for (int i = 0; i < 7; i++) bad |= !(b[i] = malloc(sizeof(float) * len[i]));
-    if (bad) return 1;
-    for (size_t i = 0; i < nq; i++) b[0][i] = (float)(sigma * rope_gaussian(&st));
-    for (size_t i = 0; i < nk; i++) b[1][i] = (float)(sigma * rope_gaussian(&st));
-    for (size_t i = 0; i < nk; i++) b[2][i] = (float)(2 * rope_uniform(&st) - 1);
-    rope_attention_defaults(&p);
-    p.seq_len = p.kv_len = n; p.n_heads = h; p.n_kv_heads = hkv;
-    p.head_dim = d; p.causal = 1; p.table_len = n;
-    p.freqs_cos = b[6]; p.freqs_sin = b[6] + (size_t)n * d;
-    p.simd = simd;
-    bad = rope_precompute_freqs_cis(b[6], b[6] + (size_t)n * d, d, n, 1e6,
-                                    ROPE_PRECISION_FLOAT)
-          || rope_attention_naive(b[3], b[0], b[1], b[2], &p);
-    p.kv_dtype = ROPE_DTYPE_BF16;
-    bad = bad || rope_attention_naive(b[4], b[0], b[1], b[2], &p)
-          || rope_attention(b[5], b[0], b[1], b[2], &p);
-    e[0] = e[1] = e[2] = e[3] = e[4] = 0;
-    for (int a = 0; !bad && a < h; a++) {
-        int g = a / (h / hkv);
-        double kn = 0;
-        for (int i = 0; i < n; i++) {
-            kn = fmax(kn, att_norm(b[1] + ((size_t)i * hkv + g) * d, d));
-            size_t at = ((size_t)i * h + a) * d;
-            double qn = att_norm(b[0] + at, d), ef = 0, er = 0;
-            for (int t = 0; t < d; t++) {
-                ef = fmax(ef, fabs((double)b[5][at + t] - b[3][at + t]));
-                er = fmax(er, fabs((double)b[5][at + t] - b[4][at + t]));
-            }
-            double z = 1.4426950408889634 / sqrt(d) * qn * kn;
-            e[0] = fmax(e[0], z);
-            e[1] = fmax(e[1], ef);
-            double bound = rope_bf16_error_bound(d, i + 1, qn, kn, 1.0);
-            e[2] = fmax(e[2], bound);
-            e[3] = fmax(e[3], er);
-            e[4] = fmax(e[4], ef / bound);
-        }
-    }
-    for (int i = 0; i < 7; i++) free(b[i]);
-    return bad;
-}
 START_TEST(test_attention_bf16_bound_at_scales)
 {
     static const double sig[4] = {0.5, 1, 2, 3};
@@ -1517,9 +1452,9 @@ START_TEST(test_attention_bf16_bound_at_scales)
     int np = att_paths(paths);
     for (int s = 0; s < 4; s++) {
         double e[5];
-        ck_assert_int_eq(att_bf16_at_scale(sig[s], 128, 64, 8, 2,
+        ck_assert_int_eq(bench_bf16_at_scale(sig[s], 128, 64, 8, 2,
                                            paths[np - 1], e), 0);
-        double old = att_bf16_old_claim(64, 128, e[0], 1.0);
+        double old = bench_bf16_old_claim(64, 128, e[0], 1.0);
         ck_assert_msg(e[4] <= 1 && e[2] < 2,
                       "sigma=%g: error %g, bound %g, ratio %g", sig[s],
                       e[1], e[2], e[4]);

@@ -315,10 +315,8 @@ int record_attention(const char *dir)
     bd_close(pt);
     double best = 0;
     for (int i = 4; i < 12; i += 2)
-        best = att_book_pct(&rows[i], peak1, peak2) > best
-               ? att_book_pct(&rows[i], peak1, peak2) : best;
+        best = fmax(best, att_book_pct(&rows[i], peak1, peak2));
     bd_def(f, "attention-best-pct", "%.0f", best);
-    bd_def(f, "attention-best-pct-after", "%.0f", best * peak1 / after1);
     for (int j = 0; j < 2; j++) {
         const bench_row *a = &rows[4 + 2 * j], *b = &rows[8 + 2 * j];
         const bench_row *c = &rows[12 + 2 * j];

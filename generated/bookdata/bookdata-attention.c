@@ -192,6 +192,38 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-split-ex-per", "%d", ex_per);
     bd_def(f, "attention-split-ex-ranges", "%d",
            (ex_ntk + ex_per - 1) / ex_per);
+    {
+        char path[4096], line[256];
+        snprintf(path, sizeof path, "%s/attention-rows.tsv", dir);
+        FILE *rt = fopen(path, "r");
+        if (!rt) {
+            fprintf(stderr, "bookdata: %s: cannot read the recorded rows\n",
+                    path);
+            return 1;
+        }
+        double lo = INFINITY, hi = -INFINITY, short_hi = -INFINITY;
+        while (fgets(line, sizeof line, rt)) {
+            int n, kv, d, th;
+            double g, pc;
+            if (line[0] == '#' || sscanf(line, "%d %d %d %d %lf %lf", &n, &kv,
+                                         &d, &th, &g, &pc) != 6
+                || th != 1 || n != kv || pc < 0)
+                continue;
+            if (n >= 1024) {
+                lo = fmin(lo, pc);
+                hi = fmax(hi, pc);
+            } else
+                short_hi = fmax(short_hi, pc);
+        }
+        fclose(rt);
+        if (!isfinite(lo) || !isfinite(short_hi)) {
+            fprintf(stderr, "bookdata: %s: no one-thread prefill rows\n", path);
+            return 1;
+        }
+        bd_def(f, "attention-low-pct", "%.0f", lo);
+        bd_def(f, "attention-high-pct", "%.0f", hi);
+        bd_def(f, "attention-short-pct", "%.0f", short_hi);
+    }
     fprintf(f, "\\input{\\datadir provenance.tex}\n"
             "\\input{\\datadir attention-measured.tex}\n"
             "\\input{\\datadir decode-provenance.tex}\n"

@@ -219,7 +219,7 @@ static int pe_write_terms(const char *dir, FILE *num)
     enum { N = 16, DM = 16, D = 16, NN = N * N };
     double x[N * DM], pe[N * DM], wq[DM * D], wk[DM * D];
     double s[NN], terms[4 * NN], cross[NN];
-    double sumerr = 0.0, dev = 0.0, max[5] = {0};
+    double sumerr = 0.0, dev = 0.0, spread = 0.0, max[5] = {0};
     char buf[64];
     rope_pe_draw_example(BOOK_SEED, N, DM, D, x, wq, wk);
     if (rope_pe_table(pe, N, DM, 1e4) != ROPE_PE_OK
@@ -239,6 +239,16 @@ static int pe_write_terms(const char *dir, FILE *num)
         for (int n = 1; n < N; n++)
             dev = fmax(dev, fabs(terms[3 * NN + m * N + n]
                                  - terms[3 * NN + (m - 1) * N + n - 1]));
+    for (int r = 1 - N; r < N; r++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int m = 0; m < N; m++) {
+            int n = m + r;
+            if (n < 0 || n >= N) continue;
+            lo = fmin(lo, terms[3 * NN + m * N + n]);
+            hi = fmax(hi, terms[3 * NN + m * N + n]);
+        }
+        spread = fmax(spread, hi - lo);
+    }
     static const char *const keys[5] = {"1", "2", "3", "4", "s"};
     char key[64];
     for (int r = 0; r < 5; r++) {
@@ -250,6 +260,7 @@ static int pe_write_terms(const char *dir, FILE *num)
     }
     bd_def(num, "sinusoidal-rms-cross", "%.2f", rope_pe_rms(cross, NN));
     bd_def(num, "sinusoidal-t4-dev", "%.2f", dev);
+    bd_def(num, "sinusoidal-t4-spread", "%.2f", spread);
     bd_def(num, "sinusoidal-t4-ratio", "%.1f",
            dev / rope_pe_rms(terms + 3 * NN, NN));
     bd_def(num, "sinusoidal-terms-sumerr", "%s",

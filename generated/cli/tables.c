@@ -75,12 +75,12 @@ void table_print_integer(FILE *out, int latex)
     double na = rope_norm(a, D);
     if (latex)
         fputs("\\begin{tabular}{rrrrr}\n\\toprule\n$t$ & "
-              "$\\|t\\mathbf{1}\\|$ & ratio to $\\|x_a\\|$ & "
-              "$\\cos_t(a,b)$ & $1-\\cos_t(a,b)$ \\\\\n"
+              "$\\|t\\mathbf{1}\\|$ & ratio to $\\|x_{\\mathrm{cat}}\\|$ & "
+              "$\\cos_t$ & $1-\\cos_t$ \\\\\n"
               "\\midrule\n", out);
     else
-        fprintf(out, "%7s %10s %12s %11s %8s\n", "t", "|t*1|",
-                "|t*1|/|x_a|", "cos_t(a,b)", "1-cos_t");
+        fprintf(out, "%7s %10s %14s %11s %8s\n", "t", "|t*1|",
+                "|t*1|/|x_cat|", "cos_t", "1-cos_t");
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
         double pn = ts[i] * sqrt((double)D);
         double c = table_cosine_at_position(a, b, D, ts[i]);
@@ -89,7 +89,7 @@ void table_print_integer(FILE *out, int latex)
                     ts[i], pn, pn / na, c);
             print_sci_latex(out, 1.0 - c);
         } else
-            fprintf(out, "%7.0f %10.2f %12.1f %11.6f %8.1e",
+            fprintf(out, "%7.0f %10.2f %14.1f %11.6f %8.1e",
                     ts[i], pn, pn / na, c, 1.0 - c);
         row_end(out, latex);
     }

@@ -135,6 +135,7 @@ static void write_why(const char *dir, FILE *f)
     bd_def(f, "scaling-mm-nfull", "%d", nl);
     bd_def(f, "scaling-mm-nfullM", "%d", nm);
     bd_def(f, "scaling-mm-nnew", "%d", nm - nt);
+    bd_def(f, "scaling-mm-nout", "%d", half - nt);
     bd_def(f, "scaling-mm-nnever", "%d", half - nm);
     bd_def_sci(f, "scaling-mm-lambdalast",
                2 * ROPE_BD_PI / inv[half - 1], 3);
@@ -541,6 +542,16 @@ static void write_reach(const char *dir, FILE *f)
                 }
             }
             bd_def(f, "scaling-reach-safe", "%ld", safe);
+            long strict = 0;
+            for (int i = 0; i < H; i++) {
+                if (2.0 * ROPE_BD_PI / (double)omega[i] <= (double)MM_T)
+                    continue;
+                long n = (long)floor((MM_T - 1) * (double)omega[i]
+                                     / (double)inv[i]) + 1;
+                if (strict == 0 || n < strict)
+                    strict = n;
+            }
+            bd_def(f, "scaling-reach-strict", "%ld", strict);
             bd_def(f, "scaling-reach-worst", "%d", worst);
             bd_def(f, "scaling-reach-worstshare", "%.0f",
                    100 * (MM_T - 1) * (double)omega[worst] / (2 * ROPE_BD_PI));

@@ -72,8 +72,8 @@ static int att_cli_read_error(const char *path, const char *flag,
                          att_cli_mib(2 * (size_t)st.st_size), flag);
     return cli_error("%s", err);
 }
-static int att_cli_kernel_error(int e, const rope_attention_params *p,
-                                const rope_npy *x, const float *lse)
+int cli_attention_kernel_error(int e, const rope_attention_params *p,
+                               const rope_npy *x, const float *lse)
 {
     static const char *const why = "the attention output is not finite";
     size_t rows = x[0].count / (size_t)p->head_dim;
@@ -91,6 +91,9 @@ static int att_cli_kernel_error(int e, const rope_attention_params *p,
             if (!isfinite(x[j].data[i]))
                 return cli_error("%s: %s holds inf or NaN", why,
                                  cli_attention_names[j]);
+    if (lse == NULL)
+        return cli_error("%s: the scores of --q and --k or the weighted "
+                         "sums of --v overflow float", why);
     for (size_t i = 0; i < rows; i++)
         if (!isfinite(lse[i]))
             return cli_error("%s: the scores of --q and --k overflow "
@@ -245,7 +248,7 @@ int cmd_attention(int argc, char **argv)
         int e = rope_attention(out, x[0].data, x[1].data, x[2].data, &p);
         att_progress_end(&pr);
         if (e)
-            rc = att_cli_kernel_error(e, &p, x, lse);
+            rc = cli_attention_kernel_error(e, &p, x, lse);
         else {
             rope_npy result = x[0];
             result.data = out;

@@ -160,7 +160,10 @@ static int ring_attention_cmd(int argc, char **argv, int rank,
         int e = rope_ring_attention(sh[3], sh[0], sh[1], sh[2], &p,
                                     (rope_ring_layout)hdr[11], MPI_COMM_WORLD,
                                     NULL);
-        if (e != 0) {
+        if (e == ROPE_RING_ENONFINITE) {
+            rc = rank == 0 ? cli_attention_kernel_error(ROPE_ATTENTION_ENONFINITE,
+                                                        &p, x, NULL) : 2;
+        } else if (e != 0) {
             rc = rank == 0 ? cli_error("ring attention: %s",
                                        rope_ring_strerror(e)) : 2;
         } else if (rank != 0) {

@@ -422,6 +422,38 @@ START_TEST(test_ring_program_refuses_bad_uses)
     cli_result_free(&r);
 }
 END_TEST
+START_TEST(test_ring_program_names_a_nonfinite_input)
+{
+    char dir[] = "/tmp/rope-ring-XXXXXX", args[1024], path[256], err[256];
+    float x[8 * 2 * 8];
+    long shape[4] = {1, 8, 2, 8};
+    cli_result r[2];
+    ck_assert(mkdtemp(dir) != NULL);
+    for (int j = 0; j < 3; j++) {
+        for (int i = 0; i < 8 * 2 * 8; i++)
+            x[i] = j == 1 && i == 3 * 2 * 8 + 5 ? NAN : 0.25f;
+        snprintf(path, sizeof path, "%s/%c.npy", dir, "qkv"[j]);
+        ck_assert(rope_npy_write(path, x, 4, shape, err, sizeof err) == 0);
+    }
+    snprintf(args, sizeof args, "attention --causal --q %s/q.npy --k "
+             "%s/k.npy --v %s/v.npy --out %s/o.npy", dir, dir, dir, dir);
+    r[0] = cli_run(args);
+    r[1] = ring_mpirun(2, "ROPE_RING", args);
+    for (int t = 0; t < 2; t++) {
+        ck_assert_msg(r[t].status == 2, "status %d: %s", r[t].status,
+                      r[t].err);
+        ck_assert_msg(strncmp(r[t].err, "rope: error: the attention output "
+                              "is not finite: --k holds inf or NaN\n", 70)
+                      == 0, "%s", r[t].err);
+        cli_result_free(&r[t]);
+    }
+    for (int j = 0; j < 3; j++) {
+        snprintf(path, sizeof path, "%s/%c.npy", dir, "qkv"[j]);
+        remove(path);
+    }
+    ck_assert_msg(rmdir(dir) == 0, "an output is left in %s", dir);
+}
+END_TEST
 START_TEST(test_ring_plan_command)
 {
     cli_result r = cli_run("ring-plan --n 10 --ranks 2 --causal");
@@ -454,6 +486,7 @@ Suite *ring_suite(void)
     tcase_add_loop_test(tc, test_ring_program_equals_the_command, 1, 5);
     tcase_add_loop_test(tc, test_ring_program_refuses_bad_uses, 0, 5);
     tcase_add_loop_test(tc, test_ring_program_passes_the_kv_dtype, 1, 2);
+    tcase_add_test(tc, test_ring_program_names_a_nonfinite_input);
     tcase_add_test(tc, test_ring_plan_command);
     suite_add_tcase(s, tc);
     return s;

@@ -276,6 +276,27 @@ class TestCrosscheckUsage(unittest.TestCase):
         self.assertEqual(len(r.stderr.splitlines()), 1)
         self.assertTrue(r.stderr.startswith("crosscheck: error: "))
 
+    def test_make_crosscheck_takes_a_path_with_a_space(self):
+        with tempfile.TemporaryDirectory(prefix="rope mini ") as tmp, \
+                tempfile.TemporaryDirectory() as bin_dir:
+            os.mkdir(os.path.join(tmp, "model"))
+            with open(os.path.join(tmp, "model", "model_minimind.py"), "w") as f:
+                f.write("# not MiniMind\n")
+            fake = os.path.join(bin_dir, "python")
+            with open(fake, "w") as f:
+                f.write('#!/bin/sh\n[ "$1" = -c ] && exit 0\n'
+                        'exec /usr/bin/python3 "$@"\n')
+            os.chmod(fake, 0o755)
+            env = {k: v for k, v in os.environ.items()
+                   if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+            r = subprocess.run(["make", "-s", "--no-print-directory", "-C", ROOT,
+                                "crosscheck", "MINIMIND=" + tmp,
+                                "PYTHON=" + fake], capture_output=True,
+                               text=True, env=env)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertNotIn("not found", r.stderr)
+        self.assertIn("crosscheck: error: ", r.stderr)
+
 
 class TestAppendixExample(unittest.TestCase):
     def test_appendix_example(self):

@@ -455,6 +455,8 @@ static void catch_signals(void)
     for (int j = 0; j < 3; j++)
         sigaction(sigs[j], &sa, NULL);
 }
+static mode_t temp_mode[CLI_MAX_OUTPUTS];
+
 static int open_temp(int j, const char *path, mode_t mode)
 {
     int len = snprintf(temp_path[j], sizeof temp_path[j], "%s.XXXXXX",
@@ -470,9 +472,8 @@ static int open_temp(int j, const char *path, mode_t mode)
         temp_path[j][0] = '\0';
         return -1;
     }
-    int bad = fchmod(fd, mode) != 0;
-    bad |= close(fd) != 0;
-    return bad ? -1 : 0;
+    temp_mode[j] = mode;
+    return close(fd) != 0 ? -1 : 0;
 }
 static char backup_path[CLI_MAX_OUTPUTS][4096];
 
@@ -599,6 +600,9 @@ int cli_write_npys(int n, const char *const *flags,
                                a->ndim, a->shape, err, sizeof err) != 0)
                 rc = cli_error("%s %s: cannot write: %s", flags[j],
                                paths[j], errno ? strerror(errno) : err);
+            else if (!pass && chmod(temp_path[j], temp_mode[j]) != 0)
+                rc = cli_error("%s %s: cannot set the mode: %s", flags[j],
+                               paths[j], strerror(errno));
         }
     if (rc == 0)
         rc = rename_outputs(n, flags, target, direct);

@@ -503,14 +503,20 @@ PYTEST_STEP = $(if $(strip $(SANITIZE)$(CHAPTER)),@echo "python: binding tests s
 
 # The crosscheck needs PyTorch and NumPy: the reader's own $(PYTHON)
 # if it has them, else Debian's python3-torch and python3-numpy.
+# make's functions split words at spaces, so MINIMIND is never handed to
+# one ($(wildcard) would look for each word of "/path with space"): the
+# shell tests the file, and every use quotes the path in single quotes
+# (each ' of it written '\'').
+shell_quote = '$(subst ','\'',$1)'
+MINIMIND_Q = $(call shell_quote,$(MINIMIND))
 crosscheck:
 	$(if $(strip $(MINIMIND)),,$(error crosscheck needs MINIMIND=/path/to/minimind, a clone of jingyaogong/minimind))
-	$(if $(wildcard $(MINIMIND)/model/model_minimind.py),,$(error crosscheck: $(MINIMIND)/model/model_minimind.py not found; MINIMIND must name a MiniMind checkout))
+	$(if $(shell test -f $(MINIMIND_Q)/model/model_minimind.py && echo yes),,$(error crosscheck: $(MINIMIND)/model/model_minimind.py not found; MINIMIND must name a MiniMind checkout))
 	@$(PYTHON) -c 'import torch, numpy' 2> /dev/null || \
 	  $(MAKE) --no-print-directory deps DEBIAN_PACKAGES="python3-torch python3-numpy"
 	@$(MAKE) --no-print-directory $(B)/librope.so
-	$(PYTHON) python/crosscheck.py --minimind "$(MINIMIND)" --lib $(B)/librope.so
-	/usr/bin/python3 book/check-minimind-lines.py --minimind "$(MINIMIND)"
+	$(PYTHON) python/crosscheck.py --minimind $(MINIMIND_Q) --lib $(B)/librope.so
+	/usr/bin/python3 book/check-minimind-lines.py --minimind $(MINIMIND_Q)
 
 # The appendix prints a sample of a recorded run (book/data/), which
 # the book cannot repeat at build time: MiniMind is not in the repository.

@@ -161,6 +161,10 @@ def _minimind_scaling(lib, rope_scaling):
         raise ValueError("rope_scaling: keys MiniMind does not read: %s"
                          % ", ".join(sorted(unknown)))
     v = dict(_MINIMIND_YARN_DEFAULTS, **rope_scaling)
+    for key in ("factor", "beta_fast", "beta_slow", "attention_factor"):
+        if not float(v[key]) > 0:
+            raise ValueError("rope_scaling: %s must be positive, got %r"
+                             % (key, v[key]))
     s = _Scaling()
     lib.rope_scaling_defaults(ctypes.byref(s))
     s.rope_type, s.yarn_flavor = ROPE_SCALING_YARN, ROPE_YARN_MINIMIND
@@ -226,7 +230,8 @@ _ATTENTION_ERRORS = {1: "a size is not positive",
                      4: "start_pos is negative",
                      5: "the tables need both cos and sin and an even head_dim",
                      6: "the tables are too short",
-                     7: "out of memory"}
+                     7: "out of memory",
+                     8: "the attention output is not finite"}
 
 
 def attention(q, k, v, causal=True, start_pos=0, cos=None, sin=None,
@@ -275,13 +280,21 @@ def attention(q, k, v, causal=True, start_pos=0, cos=None, sin=None,
     p.pairing = ROPE_PAIRING_HALF
     if cos is not None:
         p.freqs_cos, p.freqs_sin, p.table_len = _ptr(cos), _ptr(sin), cos.shape[0]
-    lse = np.empty((b, n, h), np.float32) if return_lse else None
-    if lse is not None:
-        p.lse = _ptr(lse)
+    lse = np.empty((b, n, h), np.float32)
+    p.lse = _ptr(lse)
     out = np.empty_like(q)
     err = _c().rope_attention(_ptr(out), _ptr(q), _ptr(k), _ptr(v),
                               ctypes.byref(p))
     if err:
         msg = "attention: " + _ATTENTION_ERRORS.get(err, "error %d" % err)
+        if err == 8:
+            msg += ": " + _nonfinite_cause(q, k, v, lse)
         raise MemoryError(msg) if err == 7 else ValueError(msg)
     return (out, lse) if return_lse else out
+def _nonfinite_cause(q, k, v, lse):
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not np.isfinite(x).all():
+            return "%s holds inf or NaN" % name
+    if not np.isfinite(lse).all():
+        return "the scores of q and k overflow float"
+    return "the weighted sums of v overflow float"

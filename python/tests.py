@@ -239,6 +239,30 @@ class TestErrors(unittest.TestCase):
     def test_c_error_codes_become_exceptions(self):
         with self.assertRaisesRegex(ValueError, "factor"):
             rope.precompute_freqs_cis(64, 4096, 1e6, {"factor": 0.5})
+    def test_zero_is_refused_where_c_reads_it_as_unset(self):
+        for key in ("factor", "beta_fast", "beta_slow", "attention_factor",
+                    "original_max_position_embeddings"):
+            for bad in (0, 0.0, -1):
+                with self.subTest(key=key, value=bad):
+                    with self.assertRaisesRegex(ValueError, key):
+                        rope.precompute_freqs_cis(16, 4096, 1e6, {key: bad})
+        plain = rope.precompute_freqs_cis(16, 4096, 1e6, {})
+        given = rope.precompute_freqs_cis(16, 4096, 1e6, MINIMIND_YARN)
+        self.assertTrue(all(np.array_equal(a, b) for a, b in zip(plain, given)))
+
+    def test_a_nonfinite_output_is_named(self):
+        rng = np.random.default_rng(5)
+        q, k = uniform(rng, 1, 4, 8, 64), uniform(rng, 1, 4, 2, 64)
+        v = uniform(rng, 1, 4, 2, 64)
+        q[0, 1, 2, 3] = np.nan
+        with self.assertRaisesRegex(ValueError, "not finite.*q holds inf or NaN"):
+            rope.attention(q, k, v)
+        q[0, 1, 2, 3], v[0, 3, 1, 0] = 0, np.inf
+        with self.assertRaisesRegex(ValueError, "not finite.*v holds inf or NaN"):
+            rope.attention(q, k, v)
+        v[0, 3, 1, 0], q[0, 3], k[0, 2] = 0, 2e19, 2e19
+        with self.assertRaisesRegex(ValueError, "scores of q and k overflow"):
+            rope.attention(q, k, v)
 
 
 class TestCrosscheckUsage(unittest.TestCase):
@@ -251,6 +275,27 @@ class TestCrosscheckUsage(unittest.TestCase):
         self.assertEqual(r.stdout, "")
         self.assertEqual(len(r.stderr.splitlines()), 1)
         self.assertTrue(r.stderr.startswith("crosscheck: error: "))
+
+    def test_make_crosscheck_takes_a_path_with_a_space(self):
+        with tempfile.TemporaryDirectory(prefix="rope mini ") as tmp, \
+                tempfile.TemporaryDirectory() as bin_dir:
+            os.mkdir(os.path.join(tmp, "model"))
+            with open(os.path.join(tmp, "model", "model_minimind.py"), "w") as f:
+                f.write("# not MiniMind\n")
+            fake = os.path.join(bin_dir, "python")
+            with open(fake, "w") as f:
+                f.write('#!/bin/sh\n[ "$1" = -c ] && exit 0\n'
+                        'exec /usr/bin/python3 "$@"\n')
+            os.chmod(fake, 0o755)
+            env = {k: v for k, v in os.environ.items()
+                   if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+            r = subprocess.run(["make", "-s", "--no-print-directory", "-C", ROOT,
+                                "crosscheck", "MINIMIND=" + tmp,
+                                "PYTHON=" + fake], capture_output=True,
+                               text=True, env=env)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertNotIn("not found", r.stderr)
+        self.assertIn("crosscheck: error: ", r.stderr)
 
 
 class TestAppendixExample(unittest.TestCase):

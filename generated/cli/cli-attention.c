@@ -72,8 +72,8 @@ static int att_cli_read_error(const char *path, const char *flag,
                          att_cli_mib(2 * (size_t)st.st_size), flag);
     return cli_error("%s", err);
 }
-static int att_cli_kernel_error(int e, const rope_attention_params *p,
-                                const rope_npy *x, const float *lse)
+int cli_attention_kernel_error(int e, const rope_attention_params *p,
+                               const rope_npy *x, const float *lse)
 {
     static const char *const why = "the attention output is not finite";
     size_t rows = x[0].count / (size_t)p->head_dim;
@@ -91,6 +91,9 @@ static int att_cli_kernel_error(int e, const rope_attention_params *p,
             if (!isfinite(x[j].data[i]))
                 return cli_error("%s: %s holds inf or NaN", why,
                                  cli_attention_names[j]);
+    if (lse == NULL)
+        return cli_error("%s: the scores of --q and --k or the weighted "
+                         "sums of --v overflow float", why);
     for (size_t i = 0; i < rows; i++)
         if (!isfinite(lse[i]))
             return cli_error("%s: the scores of --q and --k overflow "
@@ -245,7 +248,7 @@ int cmd_attention(int argc, char **argv)
         int e = rope_attention(out, x[0].data, x[1].data, x[2].data, &p);
         att_progress_end(&pr);
         if (e)
-            rc = att_cli_kernel_error(e, &p, x, lse);
+            rc = cli_attention_kernel_error(e, &p, x, lse);
         else {
             rope_npy result = x[0];
             result.data = out;
@@ -254,6 +257,142 @@ int cmd_attention(int argc, char **argv)
         }
     }
     free(c); free(s); free(out); free(lse);
+    for (int j = 0; j < 3; j++) rope_npy_free(&x[j]);
+    return rc;
+}
+
+
+/* W5.12 The decode command */
+static void dec_rows(float *blk, float *all, long batch, long len,
+                     long j0, long n, size_t width, int back)
+{
+    for (long b = 0; b < batch; b++) {
+        float *a = all + ((size_t)b * len + j0) * width;
+        float *k = blk + (size_t)b * n * width;
+        memcpy(back ? a : k, back ? k : a, sizeof(float) * n * width);
+    }
+}
+
+static int dec_call(float *out, float *lse, float *blk, rope_npy *x,
+                    rope_attention_params *p, rope_kv_cache *cache,
+                    long k0, long k1, long i0, long i1)
+{
+    long B = p->batch, n = p->seq_len, nkv = p->kv_len;
+    size_t kw = (size_t)p->n_kv_heads * p->head_dim;
+    size_t qw = (size_t)p->n_heads * p->head_dim;
+    size_t most = (size_t)B * (nkv * kw > n * qw ? nkv * kw : n * qw);
+    float *b1 = blk + most, *b2 = b1 + most;
+    rope_attention_params pc = *p;
+    int e = 0;
+    if (k1 > k0) {
+        dec_rows(blk, x[1].data, B, nkv, k0, k1 - k0, kw, 0);
+        dec_rows(b1, x[2].data, B, nkv, k0, k1 - k0, kw, 0);
+        e = rope_kv_cache_append(cache, blk, b1, (int)(k1 - k0), p);
+    }
+    if (e == 0 && i1 > i0) {
+        pc.seq_len = (int)(i1 - i0);
+        pc.lse = b2;
+        dec_rows(blk, x[0].data, B, n, i0, i1 - i0, qw, 0);
+        e = rope_attention_cached(b1, blk, cache, &pc);
+        dec_rows(b1, out, B, n, i0, i1 - i0, qw, 1);
+        dec_rows(b2, lse, B, n, i0, i1 - i0, p->n_heads, 1);
+    }
+    return e;
+}
+
+static int dec_run(float *out, float *lse, float *blk, rope_npy *x,
+                   rope_attention_params *p, rope_kv_cache *cache,
+                   long prefill)
+{
+    long n = p->seq_len, first = p->kv_len - n;
+    int e = dec_call(out, lse, blk, x, p, cache, 0, first + prefill, 0,
+                     prefill);
+    for (long i = prefill; e == 0 && i < n; i++)
+        e = dec_call(out, lse, blk, x, p, cache, first + i, first + i + 1,
+                     i, i + 1);
+    return e ? cli_attention_kernel_error(e, p, x, lse) : 0;
+}
+int cmd_decode(int argc, char **argv)
+{
+    cli_rope_options o;
+    cli_attention_options a;
+    rope_npy x[3] = {{0}, {0}, {0}}; /* q, k, v */
+    long prefill = 0;
+    int rc = 0;
+    cli_rope_defaults(&o);
+    cli_attention_defaults(&a, "decode");
+    for (int i = 1; i < argc && rc == 0; i++) {
+        if (strcmp(argv[i], "--prefill"))
+            rc = cli_attention_flag(&a, &o, argc, argv, &i);
+        else if ((rc = cli_need_value(argc, argv, i)) == 0)
+            rc = cli_parse_int("--prefill", argv[++i], 0, 1L << 24,
+                               &prefill);
+    }
+    if (rc == 0 && a.kv_dtype == ROPE_DTYPE_BF16)
+        rc = cli_error("decode: --kv-dtype bf16: the key/value cache "
+                       "holds float32 keys and values");
+    rc = rc ? rc : cli_attention_files(&a);
+    if (rc == 0 && cli_parse_only)
+        return a.no_rope ? 0 : cli_rope_validate(&o);
+    rc = rc ? rc : cli_attention_read(&a, x);
+    rc = rc ? rc : cli_attention_shapes(x, &o, &a);
+    if (rc == 0 && prefill > x[0].shape[1])
+        rc = cli_error("decode: --prefill %ld exceeds seq_len %ld",
+                       prefill, x[0].shape[1]);
+    a.causal = 1;
+    float *c = NULL, *s = NULL, *out = NULL, *lse = NULL, *blk = NULL;
+    rope_attention_params p;
+    rope_kv_cache cache = {0, 0, 0, 0, 0, 0, NULL};
+    rope_attention_defaults(&p);
+    if (rc == 0 && !a.no_rope)
+        rc = cli_rope_table(&o, a.start_pos, a.start_pos + x[1].shape[1],
+                            &c, &s);
+    size_t rows = rc == 0 ? x[0].count / (size_t)x[0].shape[3] : 0;
+    size_t most = rc == 0 ? (size_t)x[0].shape[0] * x[1].shape[1]
+                            * x[1].shape[2] * x[1].shape[3] : 0;
+    most = most > x[0].count ? most : x[0].count;
+    if (rc == 0 && (!(out = malloc(sizeof(float) * x[0].count))
+                    || !(lse = calloc(rows, sizeof(float)))
+                    || !(blk = malloc(sizeof(float) * (2 * most + rows)))))
+        rc = cli_error("out of memory: needs %zu MiB for the output --out "
+                       "and the rows of a call", att_cli_mib(sizeof(float)
+                       * (x[0].count + 2 * most + 2 * rows)));
+    if (rc == 0) {
+        /* W5.11 The attention command */
+        p.batch = (int)x[0].shape[0];
+        p.seq_len = (int)x[0].shape[1];
+        p.n_heads = (int)x[0].shape[2];
+        p.head_dim = (int)x[0].shape[3];
+        p.kv_len = (int)x[1].shape[1];
+        p.n_kv_heads = (int)x[1].shape[2];
+        p.causal = a.causal;
+        p.freqs_cos = c; p.freqs_sin = s;
+        p.table_len = c ? p.kv_len : 0;
+        p.pairing = o.pairing;
+        p.n_threads = (int)a.threads;
+        p.simd = a.simd;
+        p.kv_dtype = a.kv_dtype;
+        p.lse = lse;
+        /* W5.12 The decode command */
+        p.causal = 1;
+        if (rope_kv_cache_init(&cache, p.batch, p.n_kv_heads, p.head_dim,
+                               p.kv_len) != 0)
+            rc = cli_error("out of memory: needs %zu MiB for the key/value "
+                           "cache", att_cli_mib(sizeof(float) * 2
+                           * (size_t)p.batch * p.n_kv_heads
+                           * ((p.head_dim + 15) / 16 * 16)
+                           * ((p.kv_len + ROPE_ATTENTION_BK - 1)
+                              / ROPE_ATTENTION_BK * ROPE_ATTENTION_BK)));
+        else
+            rc = dec_run(out, lse, blk, x, &p, &cache, prefill);
+    }
+    if (rc == 0) {
+        rope_npy result = x[0];
+        result.data = out;
+        rc = cli_write_npys(1, cli_attention_names + 3, a.path + 3, &result);
+    }
+    rope_kv_cache_free(&cache);
+    free(c); free(s); free(out); free(lse); free(blk);
     for (int j = 0; j < 3; j++) rope_npy_free(&x[j]);
     return rc;
 }

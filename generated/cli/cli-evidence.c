@@ -24,21 +24,33 @@ static int ev_print_reference(void)
     rope_ev_free(&m);
     return 0;
 }
-static void ev_eval_all(rope_ev_model *m, int task, int pe, long seed,
-                        int len, int seqs, int method, double fixed,
-                        const char *tag)
+static int ev_no_memory(const rope_ev_model *m, int batch, int len,
+                        const char *what)
+{
+    size_t mib = (rope_ev_workspace_bytes(m, batch, len)
+                  + ((size_t)1 << 20) - 1) >> 20;
+    return cli_error("out of memory: needs %zu MiB for the %s workspace "
+                     "(batch %d of %d tokens)", mib, what, batch, len);
+}
+static int ev_eval_all(rope_ev_model *m, int task, int pe, long seed,
+                       int len, int seqs, int method, double fixed,
+                       const char *tag)
 {
     for (int n = len; n <= 8 * len; n *= 2) {
         double acc, loss, s = fixed > 0 ? fixed : (double)n / len;
-        if (rope_ev_evaluate(m, (rope_ev_task)task, n, seqs,
-                             1000000 + (uint64_t)seed, (rope_ev_method)method,
-                             s, len, &acc, &loss) != 0)
+        int e = rope_ev_evaluate(m, (rope_ev_task)task, n, seqs,
+                                 1000000 + (uint64_t)seed,
+                                 (rope_ev_method)method, s, len, &acc, &loss);
+        if (e == ROPE_EV_ENOMEM)
+            return ev_no_memory(m, 8, n, "evaluation");
+        if (e != 0)
             continue;
         printf("%s\t%s\t%ld\t%s\t%s\t%d\t%.6f\t%.6f\n",
                task == ROPE_EV_COPY ? "copy" : "lag", ev_pe_names[pe], seed,
                ev_method_names[method], tag, n, acc, loss);
         fflush(stdout);
     }
+    return 0;
 }
 
 static int ev_run(int task, int pe, uint64_t seed, long steps, int len,
@@ -49,26 +61,35 @@ static int ev_run(int task, int pe, uint64_t seed, long steps, int len,
     rope_ev_config_default(&c, (rope_ev_pe)pe);
     if (rope_ev_init(&m, &c, seed) != 0)
         return cli_error("evidence: cannot allocate the model");
-    if (rope_ev_train(&m, (rope_ev_task)task, len, batch, steps, lr, seed,
-                      ROPE_EV_PLAIN, 1, len, stderr, NULL) != 0)
-        return cli_error("evidence: training diverged");
-    for (int me = 0; me <= (pe == ROPE_EV_ROPE ? ROPE_EV_YARN_HF : 0); me++)
-        ev_eval_all(&m, task, pe, (long)seed, len, seqs, me, 0, "none");
-    for (int k = 0; pe == ROPE_EV_ROPE && k < 2; k++) {
-        int me = k == 0 ? ROPE_EV_PI : ROPE_EV_YARN_HF;
+    int e = rope_ev_train(&m, (rope_ev_task)task, len, batch, steps, lr,
+                          seed, ROPE_EV_PLAIN, 1, len, stderr, NULL), rc = 0;
+    if (e != 0)
+        rc = e == ROPE_EV_ENOMEM ? ev_no_memory(&m, batch, len, "training")
+             : cli_error("evidence: training %s", e == ROPE_EV_EDIVERGED
+                         ? "diverged" : "failed: no RoPE tables");
+    for (int me = 0; rc == 0 && me <= (pe == ROPE_EV_ROPE ? ROPE_EV_YARN_HF
+                                                          : 0); me++)
+        rc = ev_eval_all(&m, task, pe, (long)seed, len, seqs, me, 0, "none");
+    for (int k = 0; rc == 0 && pe == ROPE_EV_ROPE && k < 2; k++) {
+        int me = k == 0 ? ROPE_EV_PI : ROPE_EV_YARN_HF, fb = batch / 4;
         rope_ev_model f;
-        if (rope_ev_init(&f, &c, seed) != 0)
+        if (rope_ev_init(&f, &c, seed) != 0) {
+            rope_ev_free(&m);
             return cli_error("evidence: cannot allocate the model");
+        }
         memcpy(f.params, m.params, m.n_params * sizeof *f.params);
-        if (rope_ev_train(&f, (rope_ev_task)task, 4 * len,
-                          batch / 4 > 0 ? batch / 4 : 1, ft, lr / 3,
-                          seed + 77, (rope_ev_method)me, 4.0, len, stderr,
-                          NULL) == 0)
-            ev_eval_all(&f, task, pe, (long)seed, len, seqs, me, 4.0, "ft");
+        e = rope_ev_train(&f, (rope_ev_task)task, 4 * len, fb > 0 ? fb : 1,
+                          ft, lr / 3, seed + 77, (rope_ev_method)me, 4.0, len,
+                          stderr, NULL);
+        if (e == ROPE_EV_ENOMEM)
+            rc = ev_no_memory(&f, fb > 0 ? fb : 1, 4 * len, "training");
+        else if (e == 0)
+            rc = ev_eval_all(&f, task, pe, (long)seed, len, seqs, me, 4.0,
+                             "ft");
         rope_ev_free(&f);
     }
     rope_ev_free(&m);
-    return 0;
+    return rc;
 }
 
 int cmd_evidence(int argc, char **argv)

@@ -1,6 +1,7 @@
 /* W3.4 The command-line tools */
 /* cli-rotary.c: the commands rope freqs and rope apply (chapter 3),
    and the RoPE options shared with chapters 4 and 5. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <sys/stat.h>
 #include <errno.h>
 #include <float.h>
@@ -454,6 +455,8 @@ static void catch_signals(void)
     for (int j = 0; j < 3; j++)
         sigaction(sigs[j], &sa, NULL);
 }
+static mode_t temp_mode[CLI_MAX_OUTPUTS];
+
 static int open_temp(int j, const char *path, mode_t mode)
 {
     int len = snprintf(temp_path[j], sizeof temp_path[j], "%s.XXXXXX",
@@ -469,9 +472,8 @@ static int open_temp(int j, const char *path, mode_t mode)
         temp_path[j][0] = '\0';
         return -1;
     }
-    int bad = fchmod(fd, mode) != 0;
-    bad |= close(fd) != 0;
-    return bad ? -1 : 0;
+    temp_mode[j] = mode;
+    return close(fd) != 0 ? -1 : 0;
 }
 static char backup_path[CLI_MAX_OUTPUTS][4096];
 
@@ -545,11 +547,33 @@ static int rename_outputs(int n, const char *const *flags,
                          strerror(err));
     return 0;
 }
+static char link_target[CLI_MAX_OUTPUTS][4096];
+
+static int follow_link(int j, const char *flag, const char *path,
+                       const char **target)
+{
+    struct stat st;
+    char *real;
+    *target = path;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+        return 0;
+    if ((real = realpath(path, NULL)) == NULL)
+        return cli_error("%s %s: a symbolic link that cannot be followed: "
+                         "%s", flag, path, strerror(errno));
+    int len = snprintf(link_target[j], sizeof link_target[j], "%s", real);
+    free(real);
+    if (len < 0 || (size_t)len >= sizeof link_target[j])
+        return cli_error("%s %s: the file of the symbolic link has too long "
+                         "a name", flag, path);
+    *target = link_target[j];
+    return 0;
+}
 int cli_write_npys(int n, const char *const *flags,
                    const char *const *paths, const rope_npy *arrays)
 {
     char err[512];
     int rc = 0, direct[CLI_MAX_OUTPUTS];
+    const char *target[CLI_MAX_OUTPUTS];
     mode_t mask = umask(0);
     umask(mask);
     catch_signals();
@@ -557,10 +581,14 @@ int cli_write_npys(int n, const char *const *flags,
         temp_path[j][0] = '\0';
     for (int j = 0; j < n && rc == 0; j++) {
         struct stat st;
-        direct[j] = stat(paths[j], &st) == 0 && !S_ISREG(st.st_mode);
-        if (!direct[j] && open_temp(j, paths[j], 0666 & ~mask) != 0)
+        rc = follow_link(j, flags[j], paths[j], &target[j]);
+        int exists = rc == 0 && stat(target[j], &st) == 0;
+        direct[j] = exists && !S_ISREG(st.st_mode);
+        if (rc == 0 && !direct[j]
+            && open_temp(j, target[j], exists ? st.st_mode & 0777
+                                              : 0666 & ~mask) != 0)
             rc = cli_error("%s %s: cannot create a file beside it: %s",
-                           flags[j], paths[j], strerror(errno));
+                           flags[j], target[j], strerror(errno));
     }
     for (int pass = 0; pass < 2; pass++)
         for (int j = 0; j < n && rc == 0; j++) {
@@ -572,9 +600,12 @@ int cli_write_npys(int n, const char *const *flags,
                                a->ndim, a->shape, err, sizeof err) != 0)
                 rc = cli_error("%s %s: cannot write: %s", flags[j],
                                paths[j], errno ? strerror(errno) : err);
+            else if (!pass && chmod(temp_path[j], temp_mode[j]) != 0)
+                rc = cli_error("%s %s: cannot set the mode: %s", flags[j],
+                               paths[j], strerror(errno));
         }
     if (rc == 0)
-        rc = rename_outputs(n, flags, paths, direct);
+        rc = rename_outputs(n, flags, target, direct);
     remove_temps();
     n_temps = 0;
     return rc;

@@ -89,6 +89,10 @@ int cli_attention_files(const cli_attention_options *a);
 int cli_attention_read(const cli_attention_options *a, rope_npy *x);
 int cli_attention_shapes(const rope_npy *x, cli_rope_options *o,
                          const cli_attention_options *a);
+int cli_attention_kernel_error(int e, const rope_attention_params *p,
+                               const rope_npy *x, const float *lse);
+/* W5.12 The decode command */
+int cmd_decode(int argc, char **argv);
 /* W6.4 The command rope ring-plan */
 int cmd_ring_plan(int argc, char **argv);
 /* W7.3 The command rope evidence */

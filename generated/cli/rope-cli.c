@@ -32,6 +32,12 @@ static const cli_command commands[] = {
      "[RoPE options]",
      "chapter 5: tiled attention with fused RoPE on .npy arrays; on a "
      "terminal, progress on stderr after ROPE_PROGRESS_AFTER (2) seconds"},
+    /* W5.12 The decode command */
+    {"decode", cmd_decode, "decode --q Q.npy --k K.npy --v V.npy "
+     "--out O.npy [--prefill M] [--start-pos S] [--threads T] "
+     "[--simd auto|scalar|avx2|avx512] [--no-rope] [RoPE options]",
+     "chapter 5: causal attention as generation computes it, a prefill "
+     "then one query per step against the key/value cache"},
     /* W6.4 The command rope ring-plan */
     {"ring-plan", cmd_ring_plan, "ring-plan --n N --ranks P "
      "[--layout contiguous|zigzag] [--causal]",

@@ -87,7 +87,6 @@ static int ring_attention_cmd(int argc, char **argv, int rank,
     cli_rope_options o;
     rope_npy x[3] = {{0}, {0}, {0}};
     float *c = NULL, *s = NULL, *sh[4] = {NULL, NULL, NULL, NULL};
-    float *full = NULL, *tmp = NULL;
     long hdr[RING_HDR] = {0};
     rope_ring_shard me;
     int rc = 0;
@@ -112,16 +111,19 @@ static int ring_attention_cmd(int argc, char **argv, int rank,
                        (size_t)(hkv * d), (size_t)(h * d)};
     if (hdr[0] == 0) {
         rope_ring_shard_of(&me, (rope_ring_layout)hdr[11], n_ranks, rank, n);
+        long most = me.tokens; /* on rank 0: the largest shard of any rank */
+        for (int r = 1; rank == 0 && r < n_ranks; r++) {
+            rope_ring_shard rs;
+            rope_ring_shard_of(&rs, (rope_ring_layout)hdr[11], n_ranks, r, n);
+            most = rs.tokens > most ? rs.tokens : most;
+        }
         int ok = 1;
         if (rank != 0 && !hdr[7])
             ok = (c = malloc(sizeof(float) * n * d)) != NULL
                  && (s = malloc(sizeof(float) * n * d)) != NULL;
         for (int j = 0; j < 4; j++)
-            ok = ok && (sh[j] = malloc(sizeof(float) * B * me.tokens
+            ok = ok && (sh[j] = malloc(sizeof(float) * B * (j % 3 ? me.tokens : most)
                                        * width[j])) != NULL;
-        if (rank == 0)
-            ok = ok && (full = malloc(sizeof(float) * B * n * width[0])) != NULL
-                 && (tmp = malloc(sizeof(float) * B * n * width[0])) != NULL;
         rc = ring_cli_agree(ok, rank, "out of memory");
         if (rc == 0 && !hdr[7]) {
             MPI_Bcast(c, (int)(n * d), MPI_FLOAT, 0, MPI_COMM_WORLD);
@@ -132,10 +134,10 @@ static int ring_attention_cmd(int argc, char **argv, int rank,
                 for (int r = 0; r < n_ranks; r++) {
                     rope_ring_shard rs;
                     rope_ring_shard_of(&rs, (rope_ring_layout)hdr[11], n_ranks, r, n);
-                    float *dst = r == 0 ? sh[j] : tmp;
+                    float *dst = r == 0 ? sh[j] : sh[3];
                     rope_ring_shard_copy(dst, x[j].data, &rs, B, n, width[j], 0);
                     if (r != 0)
-                        MPI_Send(tmp, (int)(B * rs.tokens * width[j]), MPI_FLOAT, r, j,
+                        MPI_Send(sh[3], (int)(B * rs.tokens * width[j]), MPI_FLOAT, r, j,
                                  MPI_COMM_WORLD);
                 }
             } else
@@ -160,7 +162,10 @@ static int ring_attention_cmd(int argc, char **argv, int rank,
         int e = rope_ring_attention(sh[3], sh[0], sh[1], sh[2], &p,
                                     (rope_ring_layout)hdr[11], MPI_COMM_WORLD,
                                     NULL);
-        if (e != 0) {
+        if (e == ROPE_RING_ENONFINITE) {
+            rc = rank == 0 ? cli_attention_kernel_error(ROPE_ATTENTION_ENONFINITE,
+                                                        &p, x, NULL) : 2;
+        } else if (e != 0) {
             rc = rank == 0 ? cli_error("ring attention: %s",
                                        rope_ring_strerror(e)) : 2;
         } else if (rank != 0) {
@@ -171,18 +176,15 @@ static int ring_attention_cmd(int argc, char **argv, int rank,
                 rope_ring_shard rs;
                 rope_ring_shard_of(&rs, (rope_ring_layout)hdr[11], n_ranks, r, n);
                 if (r != 0)
-                    MPI_Recv(tmp, (int)(B * rs.tokens * width[3]), MPI_FLOAT, r, 3,
+                    MPI_Recv(sh[0], (int)(B * rs.tokens * width[3]), MPI_FLOAT, r, 3,
                              MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                rope_ring_shard_copy(r == 0 ? sh[3] : tmp, full, &rs, B, n, width[3],
-                                     1);
+                rope_ring_shard_copy(r == 0 ? sh[3] : sh[0], x[0].data, &rs, B, n,
+                                     width[3], 1);
             }
-            rope_npy result = x[0];
-            result.data = full;
-            rc = cli_write_npys(1, cli_attention_names + 3, a.att.path + 3,
-                                &result);
+            rc = cli_write_npys(1, cli_attention_names + 3, a.att.path + 3, &x[0]);
         }
     }
-    free(c); free(s); free(full); free(tmp);
+    free(c); free(s);
     for (int j = 0; j < 4; j++) free(sh[j]);
     for (int j = 0; j < 3; j++) rope_npy_free(&x[j]);
     return rc;

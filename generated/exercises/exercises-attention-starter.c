@@ -1,4 +1,4 @@
-/* W5.13 The code of the exercises */
+/* W5.14 The code of the exercises */
 /* Your answers to the exercises of chapter 5. Fill in the bodies and
    run: make exercise CHAPTER=5 */
 #include <math.h>

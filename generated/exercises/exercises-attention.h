@@ -1,4 +1,4 @@
-/* W5.13 The code of the exercises */
+/* W5.14 The code of the exercises */
 /* exercises-attention.h: the functions of chapter 5's exercises. */
 #ifndef ROPE_EXERCISES_ATTENTION_H
 #define ROPE_EXERCISES_ATTENTION_H

@@ -442,17 +442,8 @@ double rope_ev_forward(rope_ev_model *m, const int *tokens,
     int V = c->vocab_size, F = c->intermediate_size;
     size_t ND = (size_t)N * D;
     size_t per = ev_layer_len(m, B, T);
-    size_t scratch = 2 * (2 * ND + 2 * (size_t)N * F) + (size_t)N * V
-                     + (size_t)N + 3 * ND;
-    size_t need = per * c->num_hidden_layers + scratch;
     double *x, *t1, *t2, *xf, *inv, *logits, loss;
-    if (T > ROPE_EV_MAX_LEN) return NAN;
-    if (need > m->ws_len) {
-        double *ws = realloc(m->ws, need * sizeof *ws);
-        if (ws == NULL) return NAN;
-        m->ws = ws;
-        m->ws_len = need;
-    }
+    if (T > ROPE_EV_MAX_LEN || rope_ev_reserve(m, B, T) != 0) return NAN;
     x = m->ws + per * c->num_hidden_layers;
     t1 = x + ND;
     t2 = t1 + 2 * ND + 2 * (size_t)N * F;
@@ -506,6 +497,32 @@ double rope_ev_forward(rope_ev_model *m, const int *tokens,
                 g[L.embed + (size_t)tokens[r] * D + i] += dx[(size_t)r * D + i];
     }
     return loss;
+}
+static size_t ev_workspace_len(const rope_ev_model *m, int B, int T)
+{
+    size_t N = (size_t)B * T, ND = N * (size_t)m->c.hidden_size;
+    size_t F = (size_t)m->c.intermediate_size;
+    size_t scratch = 2 * (2 * ND + 2 * N * F) + N * (size_t)m->c.vocab_size
+                     + N + 3 * ND;
+    return ev_layer_len(m, B, T) * (size_t)m->c.num_hidden_layers + scratch;
+}
+
+size_t rope_ev_workspace_bytes(const rope_ev_model *m, int batch,
+                               int seq_len)
+{
+    return ev_workspace_len(m, batch, seq_len) * sizeof(double);
+}
+
+int rope_ev_reserve(rope_ev_model *m, int batch, int seq_len)
+{
+    size_t need = ev_workspace_len(m, batch, seq_len);
+    if (need > m->ws_len) {
+        double *ws = realloc(m->ws, need * sizeof *ws);
+        if (ws == NULL) return ROPE_EV_ENOMEM;
+        m->ws = ws;
+        m->ws_len = need;
+    }
+    return 0;
 }
 double rope_ev_adamw_step(rope_ev_model *m, double lr, double clip)
 {
@@ -606,10 +623,11 @@ int rope_ev_train(rope_ev_model *m, rope_ev_task task, int seq_len,
     int *tok = malloc(2 * N * sizeof *tok);
     double *cs = malloc(2 * tab * sizeof *cs);
     uint64_t st = seed ^ 0x5eedba7c4ULL;
-    int rc = tok && cs ? 0 : -1;
-    if (rc == 0 && m->c.pe == ROPE_EV_ROPE)
-        rc = rope_ev_tables(cs, cs + tab, m->head_dim, seq_len,
-                            m->c.rope_theta, method, factor, original);
+    int rc = tok && cs ? rope_ev_reserve(m, batch, seq_len) : ROPE_EV_ENOMEM;
+    if (rc == 0 && m->c.pe == ROPE_EV_ROPE
+        && rope_ev_tables(cs, cs + tab, m->head_dim, seq_len,
+                          m->c.rope_theta, method, factor, original) != 0)
+        rc = ROPE_EV_ETABLES;
     for (long n = 0; rc == 0 && n < steps; n++) {
         rope_ev_batch(task, &st, tok, tok + N, batch, seq_len,
                       m->c.vocab_size);
@@ -617,7 +635,7 @@ int rope_ev_train(rope_ev_model *m, rope_ev_task task, int seq_len,
             m->c.pe == ROPE_EV_ROPE ? cs : NULL, cs + tab, 1, NULL, NULL);
         double norm = rope_ev_adamw_step(m, rope_ev_lr(lr, n, steps), 1.0);
         if (losses) losses[n] = loss;
-        if (!isfinite(loss)) rc = -1;
+        if (!isfinite(loss)) rc = ROPE_EV_EDIVERGED;
         if (progress && ((n + 1) % 50 == 0 || n + 1 == steps))
             fprintf(progress, "step %ld/%ld loss %.4f grad-norm %.3f\n",
                     n + 1, steps, loss, norm);
@@ -636,10 +654,11 @@ int rope_ev_evaluate(rope_ev_model *m, rope_ev_task task, int seq_len,
     double *cs = malloc(2 * tab * sizeof *cs), sum = 0;
     long right = 0, counted = 0;
     uint64_t st = seed;
-    int rc = tok && cs ? 0 : -1;
-    if (rc == 0 && m->c.pe == ROPE_EV_ROPE)
-        rc = rope_ev_tables(cs, cs + tab, m->head_dim, seq_len,
-                            m->c.rope_theta, method, factor, original);
+    int rc = tok && cs ? rope_ev_reserve(m, 8, seq_len) : ROPE_EV_ENOMEM;
+    if (rc == 0 && m->c.pe == ROPE_EV_ROPE
+        && rope_ev_tables(cs, cs + tab, m->head_dim, seq_len,
+                          m->c.rope_theta, method, factor, original) != 0)
+        rc = ROPE_EV_ETABLES;
     for (int s = 0; rc == 0 && s < n_seqs; s += 8) {
         long before = counted;
         rope_ev_batch(task, &st, tok, tok + N, 8, seq_len, m->c.vocab_size);

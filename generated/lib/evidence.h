@@ -38,6 +38,7 @@ typedef struct rope_ev_model {
     double *ws; /* activations of the last forward pass */
     size_t ws_len;
 } rope_ev_model;
+enum { ROPE_EV_EDIVERGED = 1, ROPE_EV_ENOMEM = 2, ROPE_EV_ETABLES = 3 };
 enum { ROPE_EV_MAX_LEN = 1024 }; /* longest sequence of chapter 7 */
 /* chapter 7: a tiny MiniMind-shaped model and its training */
 void rope_ev_config_default(rope_ev_config *c, rope_ev_pe pe);
@@ -93,5 +94,8 @@ int rope_ev_evaluate(rope_ev_model *m, rope_ev_task task, int seq_len,
                      int n_seqs, uint64_t seed, rope_ev_method method,
                      double factor, long original, double *accuracy,
                      double *loss);
+size_t rope_ev_workspace_bytes(const rope_ev_model *m, int batch,
+                               int seq_len);
+int rope_ev_reserve(rope_ev_model *m, int batch, int seq_len);
 /* 7.1 The model */
 #endif

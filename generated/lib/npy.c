@@ -23,8 +23,16 @@ typedef struct { const char *p, *end; } npy_cursor;
 
 static void npy_skip(npy_cursor *c)
 {
-    while (c->p < c->end && (*c->p == ' ' || *c->p == '\n'))
-        c->p++;
+    while (c->p < c->end) {
+        if (*c->p == '#')
+            while (c->p < c->end && *c->p != '\n' && *c->p != '\r')
+                c->p++;
+        else if (*c->p == ' ' || *c->p == '\t' || *c->p == '\f'
+                 || *c->p == '\r' || *c->p == '\n')
+            c->p++;
+        else
+            break;
+    }
 }
 
 static int npy_take(npy_cursor *c, char ch)
@@ -70,12 +78,14 @@ static int npy_shape(npy_cursor *c, rope_npy *a, char *err,
     while (!npy_take(c, ')')) {
         unsigned long long v = 0;
         int digits = 0;
+        int zero = c->p < c->end && *c->p == '0';
         for (; c->p < c->end && *c->p >= '0' && *c->p <= '9'; c->p++) {
             v = 10 * v + (unsigned long long)(*c->p - '0');
             if (++digits > 13)
                 return npy_fail(err, errlen, "header: shape too large");
         }
-        if (digits == 0 || a->ndim == ROPE_NPY_MAX_NDIM)
+        if (digits == 0 || (zero && digits > 1)
+            || a->ndim == ROPE_NPY_MAX_NDIM)
             return npy_fail(err, errlen, "header: bad 'shape' tuple");
         if (v > 0 && a->count > ((size_t)1 << 40) / v)
             return npy_fail(err, errlen, "header: array too large");

@@ -17,6 +17,13 @@ typedef struct {
     double *acc, *lacc;
 } ring_state;
 /* W6.1 The helpers of the ring */
+static int ring_kernel_code(int e)
+{
+    if (e == 0) return ROPE_RING_OK;
+    if (e == ROPE_ATTENTION_ENOMEM) return ROPE_RING_ENOMEM;
+    if (e == ROPE_ATTENTION_ENONFINITE) return ROPE_RING_ENONFINITE;
+    return ROPE_RING_EKERNEL;
+}
 static int ring_check(const rope_attention_params *p,
                       rope_ring_layout layout, int n_ranks, int rank)
 {
@@ -135,7 +142,7 @@ static int ring_block(ring_state *r, const rope_attention_params *p,
             }
     }
     if (rc)
-        return ROPE_RING_EKERNEL;
+        return ring_kernel_code(rc);
     rope_ring_merge(r->acc + qa * hd, r->lacc + qa * h, r->ob, r->lb,
                     B * lq * h, p->head_dim);
     return ROPE_RING_OK;
@@ -151,6 +158,8 @@ const char *rope_ring_strerror(int code)
                                      "parameters";
     case ROPE_RING_ENOMEM: return "out of memory";
     case ROPE_RING_EKERNEL: return "the attention kernel failed";
+    case ROPE_RING_ENONFINITE: return "the attention output is not "
+                                      "finite";
     }
     return "unknown error";
 }
@@ -169,8 +178,7 @@ int rope_ring_attention(float *out, const float *q, const float *k,
                         layout, comm);
     if (rc == 0 && r.n_ranks == 1) {
         double t0 = MPI_Wtime();
-        if (rope_attention(out, q, k, v, p))
-            rc = ROPE_RING_EKERNEL;
+        rc = ring_kernel_code(rope_attention(out, q, k, v, p));
         st.compute_s = MPI_Wtime() - t0;
         st.steps = 1;
         st.pairs = p->batch * rope_ring_block_pairs(p->seq_len, p->kv_len,

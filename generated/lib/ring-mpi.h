@@ -16,7 +16,8 @@ typedef struct rope_ring_stats {
 
 enum {
     ROPE_RING_OK, ROPE_RING_EARGS, ROPE_RING_ESHORT,
-    ROPE_RING_EMISMATCH, ROPE_RING_ENOMEM, ROPE_RING_EKERNEL
+    ROPE_RING_EMISMATCH, ROPE_RING_ENOMEM, ROPE_RING_EKERNEL,
+    ROPE_RING_ENONFINITE
 };
 
 int rope_ring_attention(float *out, const float *q, const float *k,

@@ -242,7 +242,7 @@ static void att_make_bad_files(const char *dir)
     buf[0] = 'X';
     att_put_bytes(dir, "magic.npy", buf, n);
 }
-/* W5.12 Memory, overflow and progress of the command */
+/* W5.13 Memory, overflow and progress of the command */
 static void att_put_qkv(const char *dir, const long *shape,
                         uint64_t seed)
 {
@@ -1209,7 +1209,100 @@ START_TEST(test_attention_cli_full_disk_keeps_the_output)
     ck_assert_msg(rmdir(dir) == 0, "a temporary is left in %s", dir);
 }
 END_TEST
-/* W5.12 Memory, overflow and progress of the command */
+/* W5.12 The decode command */
+static const struct {
+    int b, n, nkv;
+    const char *flags;
+    int exact;
+} dec_cases[] = {
+    {2, 37, 300, "--start-pos 9", 0},
+    {2, 37, 300, "--start-pos 9 --threads 2 --prefill 5", 0},
+    {1, 37, 300, "--start-pos 9 --prefill 37", 1},
+    {1, 40, 40, "--theta 1e4 --prefill 0", 0},
+    {1, 20, 90, "--no-rope --simd scalar --prefill 3", 0},
+};
+
+START_TEST(test_decode_equals_attention)
+{
+    char dir[] = "/tmp/rope-decode-XXXXXX", args[512], path[128];
+    char err[256];
+    int b = dec_cases[_i].b, n = dec_cases[_i].n, nkv = dec_cases[_i].nkv;
+    long qs[4] = {b, n, 8, 64}, ks[4] = {b, nkv, 2, 64};
+    uint64_t st = 4000 + (uint64_t)_i;
+    size_t nq = (size_t)b * n * 8 * 64, nk = (size_t)b * nkv * 2 * 64;
+    float *x[3] = {att_random(nq, &st), att_random(nk, &st),
+                   att_random(nk, &st)};
+    rope_npy o[2];
+    ck_assert(mkdtemp(dir) != NULL);
+    for (int j = 0; j < 3; j++) {
+        snprintf(path, sizeof path, "%c.npy", "qkv"[j]);
+        att_put_npy(dir, path, x[j], 4, j ? ks : qs);
+        free(x[j]);
+    }
+    for (int t = 0; t < 2; t++) {
+        snprintf(args, sizeof args, "%s --q %s/q.npy --k %s/k.npy --v "
+                 "%s/v.npy --out %s/%c.npy %s", t ? "decode" : "attention "
+                 "--causal", dir, dir, dir, dir, "ad"[t],
+                 dec_cases[_i].flags);
+        char *pf = strstr(args, " --prefill"); /* last, decode's own */
+        if (pf && !t) *pf = '\0';
+        cli_result r = cli_run(args);
+        ck_assert_msg(r.status == 0 && r.err[0] == '\0' && r.out[0] == '\0',
+                      "'%s': status %d, %s", args, r.status, r.err);
+        cli_result_free(&r);
+        snprintf(path, sizeof path, "%s/%c.npy", dir, "ad"[t]);
+        ck_assert_msg(rope_npy_read(path, &o[t], err, sizeof err) == 0,
+                      "%s", err);
+        remove(path);
+    }
+    ck_assert(o[0].count == nq && o[1].count == nq);
+    double diff = att_maxdiff(o[0].data, o[1].data, nq);
+    if (dec_cases[_i].exact)
+        ck_assert_msg(diff == 0, "row %d: not the same bits (%g)", _i, diff);
+    ck_assert_msg(diff <= 2 * ATT_TOL, "row %d: differs by %g", _i, diff);
+    rope_npy_free(&o[0]);
+    rope_npy_free(&o[1]);
+    for (int j = 0; j < 3; j++) {
+        snprintf(path, sizeof path, "%s/%c.npy", dir, "qkv"[j]);
+        remove(path);
+    }
+    ck_assert_msg(rmdir(dir) == 0, "a file is left in %s", dir);
+}
+END_TEST
+static const char *const dec_bad[][2] = {
+    {"--prefill 38", "decode: --prefill 38 exceeds seq_len 37"},
+    {"--kv-dtype bf16", "the key/value cache holds float32 keys"},
+    {"--prefill", "--prefill needs a value"},
+};
+
+START_TEST(test_decode_bad_calls)
+{
+    char dir[] = "/tmp/rope-decode-XXXXXX", args[512], path[128];
+    long qs[4] = {1, 37, 8, 64}, ks[4] = {1, 37, 2, 64};
+    uint64_t st = 4100;
+    float *q = att_random((size_t)37 * 8 * 64, &st);
+    ck_assert(mkdtemp(dir) != NULL);
+    att_put_npy(dir, "q.npy", q, 4, qs);
+    att_put_npy(dir, "k.npy", q, 4, ks);
+    att_put_npy(dir, "v.npy", q, 4, ks);
+    free(q);
+    snprintf(args, sizeof args, "decode --q %s/q.npy --k %s/k.npy --v "
+             "%s/v.npy --out %s/o.npy %s", dir, dir, dir, dir,
+             dec_bad[_i][0]);
+    cli_result r = cli_run(args);
+    ck_assert_msg(r.status == 2 && cli_line_count(r.err) == 1
+                  && strncmp(r.err, "rope: error: ", 13) == 0
+                  && strstr(r.err, dec_bad[_i][1]), "'%s': status %d, %s",
+                  args, r.status, r.err);
+    cli_result_free(&r);
+    for (int j = 0; j < 3; j++) {
+        snprintf(path, sizeof path, "%s/%c.npy", dir, "qkv"[j]);
+        remove(path);
+    }
+    ck_assert_msg(rmdir(dir) == 0, "an output is left in %s", dir);
+}
+END_TEST
+/* W5.13 Memory, overflow and progress of the command */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define ATT_SANITIZED 1
 #else
@@ -1790,7 +1883,11 @@ Suite *attention_suite(void)
                         N_ATT_CLI_CASES);
     tcase_add_loop_test(tc, test_attention_cli_bad_calls, 0, N_ATT_CLI_BAD);
     tcase_add_test(tc, test_attention_cli_full_disk_keeps_the_output);
-    /* W5.12 Memory, overflow and progress of the command */
+    /* W5.12 The decode command */
+    tcase_add_loop_test(th, test_decode_equals_attention, 0,
+                        (int)(sizeof dec_cases / sizeof dec_cases[0]));
+    tcase_add_loop_test(tc, test_decode_bad_calls, 0, 3);
+    /* W5.13 Memory, overflow and progress of the command */
     tcase_add_loop_test(th, test_attention_cli_peak_memory, 0, 3);
     tcase_add_test(tc, test_attention_cli_out_of_memory);
     tcase_add_loop_test(tc, test_attention_cli_refuses_overflow, 0, 3);

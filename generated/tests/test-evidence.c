@@ -292,7 +292,25 @@ START_TEST(test_ev_training_repeats)
     free(ref);
 }
 END_TEST
+/* W7.3 The command rope evidence */
+START_TEST(test_ev_out_of_memory_is_not_divergence)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return;
+#endif
+    cli_result r = cli_run_in("ulimit -v 1048576;", "evidence --task copy "
+                              "--pe rope --seed 1 --batch 100000 --steps 1",
+                              NULL);
+    ck_assert_msg(r.status == 2, "status %d: %s", r.status, r.err);
+    ck_assert_int_eq(cli_line_count(r.err), 1);
+    ck_assert_msg(strncmp(r.err, "rope: error: out of memory: needs ", 34)
+                  == 0 && strstr(r.err, " MiB for the training workspace"),
+                  "%s", r.err);
+    cli_result_free(&r);
+}
+END_TEST
 
+/* W7.2 The tests */
 Suite *evidence_suite(void)
 {
     Suite *s = suite_create("chapter 7: evidence");
@@ -305,6 +323,7 @@ Suite *evidence_suite(void)
     tcase_add_test(tc, test_ev_model_backward);
     tcase_add_test(tc, test_ev_attention_matches_kernel);
     tcase_add_test(tc, test_ev_training_repeats);
+    tcase_add_test(tc, test_ev_out_of_memory_is_not_divergence);
     suite_add_tcase(s, tc);
     return s;
 }

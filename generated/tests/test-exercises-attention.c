@@ -1,4 +1,4 @@
-/* W5.13 The code of the exercises */
+/* W5.14 The code of the exercises */
 /* test-exercises-attention.c: the tests of chapter 5's exercises. */
 #include <math.h>
 #include <stdarg.h>

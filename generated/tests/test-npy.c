@@ -110,6 +110,39 @@ START_TEST(test_npy_write_then_read_round_trip)
     ck_assert(strstr(err, path) != NULL);
 }
 END_TEST
+START_TEST(test_npy_reads_what_numpy_reads)
+{
+    static const char *const good[] = {
+        "{'descr':\t'<f4',\t'fortran_order':\tFalse,\t'shape':\t(2,\t3),\t}\t\t",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\r",
+        "\t{'descr': '<f4',\r\n'fortran_order': False,\f'shape': (2,3)}",
+        "{'descr': '<f4', # numpy writes no comment\n"
+        "'fortran_order': False, 'shape': (2, 3)} # but reads one"};
+    static const char *const bad[] = {
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\v",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 03), }"};
+    unsigned char buf[512];
+    rope_npy a;
+    for (size_t t = 0; t < sizeof good / sizeof *good; t++) {
+        size_t n = make_npy(buf, 1, good[t], npy_six, 6);
+        ck_assert_msg(rope_npy_parse(buf, n, &a, NULL, 0) == 0,
+                      "refused header %zu, which numpy reads", t);
+        ck_assert(a.ndim == 2 && a.shape[0] == 2 && a.shape[1] == 3);
+        ck_assert(memcmp(a.data, npy_six, sizeof npy_six) == 0);
+        rope_npy_free(&a);
+    }
+    for (size_t t = 0; t < sizeof bad / sizeof *bad; t++) {
+        size_t n = make_npy(buf, 1, bad[t], npy_six, 6);
+        ck_assert_msg(npy_error(buf, n) != NULL,
+                      "accepted header %zu, which numpy refuses", t);
+    }
+    size_t n = make_npy(buf, 1, NPY_GOOD, npy_six, 6);
+    buf[n - sizeof npy_six - 2] = '\r'; /* CR, then the final newline */
+    ck_assert_ptr_null(npy_error(buf, n));
+    buf[10 + strlen(NPY_GOOD)] = '\0'; /* a NUL in the padding */
+    ck_assert_ptr_nonnull(npy_error(buf, n));
+}
+END_TEST
 
 Suite *npy_suite(void)
 {
@@ -117,6 +150,7 @@ Suite *npy_suite(void)
     TCase *tc = tcase_create("npy");
     tcase_add_test(tc, test_npy_reads_versions_1_and_2);
     tcase_add_test(tc, test_npy_refuses_malformed_files);
+    tcase_add_test(tc, test_npy_reads_what_numpy_reads);
     tcase_add_test(tc, test_npy_write_then_read_round_trip);
     suite_add_tcase(s, tc);
     return s;

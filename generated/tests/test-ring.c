@@ -1,10 +1,12 @@
 /* W6.5 The tests */
 /* test-ring.c: the claims of chapter 6. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* wait4 */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tests.h"
@@ -422,6 +424,120 @@ START_TEST(test_ring_program_refuses_bad_uses)
     cli_result_free(&r);
 }
 END_TEST
+START_TEST(test_ring_program_names_a_nonfinite_input)
+{
+    char dir[] = "/tmp/rope-ring-XXXXXX", args[1024], path[256], err[256];
+    float x[8 * 2 * 8];
+    long shape[4] = {1, 8, 2, 8};
+    cli_result r[2];
+    ck_assert(mkdtemp(dir) != NULL);
+    for (int j = 0; j < 3; j++) {
+        for (int i = 0; i < 8 * 2 * 8; i++)
+            x[i] = j == 1 && i == 3 * 2 * 8 + 5 ? NAN : 0.25f;
+        snprintf(path, sizeof path, "%s/%c.npy", dir, "qkv"[j]);
+        ck_assert(rope_npy_write(path, x, 4, shape, err, sizeof err) == 0);
+    }
+    snprintf(args, sizeof args, "attention --causal --q %s/q.npy --k "
+             "%s/k.npy --v %s/v.npy --out %s/o.npy", dir, dir, dir, dir);
+    r[0] = cli_run(args);
+    r[1] = ring_mpirun(2, "ROPE_RING", args);
+    for (int t = 0; t < 2; t++) {
+        ck_assert_msg(r[t].status == 2, "status %d: %s", r[t].status,
+                      r[t].err);
+        ck_assert_msg(strncmp(r[t].err, "rope: error: the attention output "
+                              "is not finite: --k holds inf or NaN\n", 70)
+                      == 0, "%s", r[t].err);
+        cli_result_free(&r[t]);
+    }
+    for (int j = 0; j < 3; j++) {
+        snprintf(path, sizeof path, "%s/%c.npy", dir, "qkv"[j]);
+        remove(path);
+    }
+    ck_assert_msg(rmdir(dir) == 0, "an output is left in %s", dir);
+}
+END_TEST
+static long ring_peak_kib(const char *dir, long n)
+{
+    const long qs[4] = {1, n, 32, 128}, ks[4] = {1, n, 8, 128};
+    char path[256], err[256], cmd[2048];
+    const char *prog = getenv("ROPE_RING");
+    struct rusage ru;
+    int st = 0;
+    ck_assert(prog != NULL);
+    for (int j = 0; j < 3; j++) {
+        size_t cnt = (size_t)n * (j ? 8 : 32) * 128;
+        float *x = malloc(sizeof(float) * cnt);
+        ck_assert(x != NULL);
+        randfill(x, cnt, 700 + (unsigned)j);
+        snprintf(path, sizeof path, "%s/%c.npy", dir, "qkv"[j]);
+        ck_assert_msg(rope_npy_write(path, x, 4, j ? ks : qs, err,
+                                     sizeof err) == 0, "%s", err);
+        free(x);
+    }
+    snprintf(cmd, sizeof cmd, "exec mpirun --oversubscribe -np 2 %s "
+             "attention --causal --q %s/q.npy --k %s/k.npy --v %s/v.npy "
+             "--out %s/o.npy > /dev/null 2>&1", prog, dir, dir, dir, dir);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+        setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    ck_assert(wait4(pid, &st, 0, &ru) == pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "rope-ring on %ld tokens failed", n);
+    return ru.ru_maxrss;
+}
+static double ring_bound_bytes(long n, int n_ranks)
+{
+    const double h = 32, hkv = 8, d = 128, f = sizeof(float);
+    long most = 0, chunk = 0;
+    for (int r = 0; r < n_ranks; r++) {
+        rope_ring_shard s;
+        rope_ring_shard_of(&s, ROPE_RING_ZIGZAG, n_ranks, r, n);
+        most = s.tokens > most ? s.tokens : most;
+        chunk = s.len[0] > chunk ? s.len[0] : chunk;
+    }
+    double Bq = f * n * h * d, Bk = f * n * hkv * d, BT = 2 * f * n * d;
+    double S = f * most * h * d, Sk = f * most * hkv * d;
+    double C = f * chunk * h * d;
+    size_t W = 0;
+    for (int causal = 0; causal < 2; causal++) {
+        rope_attention_params p;
+        rope_attention_defaults(&p);
+        p.seq_len = p.kv_len = (int)chunk;
+        p.n_heads = (int)h; p.n_kv_heads = (int)hkv; p.head_dim = (int)d;
+        p.causal = causal;
+        size_t w = rope_attention_workspace_bytes(&p);
+        W = w > W ? w : W;
+    }
+    double M0 = Bq + 2 * Bk + BT + 5 * S + 6 * Sk + C * (1 + 1 / d)
+                + 2 * S / d + (double)W;
+    return fmax(M0, 2 * Bq + BT);
+}
+
+START_TEST(test_ring_rank0_memory_is_bounded)
+{
+    char dir[] = "/tmp/rope-ring-XXXXXX", path[256];
+    ck_assert(mkdtemp(dir) != NULL);
+    long base = ring_peak_kib(dir, 8), peak = ring_peak_kib(dir, 4096);
+    double bound = base + (ring_bound_bytes(4096, 2) + 16.0 * (1 << 20))
+                          / 1024;
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    ck_assert_msg(peak < bound, "peak %ld KiB, bound %.0f KiB (base %ld)",
+                  peak, bound, base);
+#endif
+    static const char *const made[] = {"q.npy", "k.npy", "v.npy", "o.npy"};
+    for (int j = 0; j < 4; j++) {
+        snprintf(path, sizeof path, "%s/%s", dir, made[j]);
+        remove(path);
+    }
+    rmdir(dir);
+}
+END_TEST
 START_TEST(test_ring_plan_command)
 {
     cli_result r = cli_run("ring-plan --n 10 --ranks 2 --causal");
@@ -454,6 +570,8 @@ Suite *ring_suite(void)
     tcase_add_loop_test(tc, test_ring_program_equals_the_command, 1, 5);
     tcase_add_loop_test(tc, test_ring_program_refuses_bad_uses, 0, 5);
     tcase_add_loop_test(tc, test_ring_program_passes_the_kv_dtype, 1, 2);
+    tcase_add_test(tc, test_ring_program_names_a_nonfinite_input);
+    tcase_add_test(tc, test_ring_rank0_memory_is_bounded);
     tcase_add_test(tc, test_ring_plan_command);
     suite_add_tcase(s, tc);
     return s;

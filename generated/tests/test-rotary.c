@@ -1,5 +1,6 @@
 /* W3.6 The tests */
 /* test-rotary.c: the claims of chapter 3, checked. */
+#include <sys/stat.h>
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -1099,6 +1100,61 @@ START_TEST(test_cli_failed_second_rename_restores_the_first)
     ck_assert(system(sh) == 0);
 }
 END_TEST
+static mode_t mode_of(const char *path)
+{
+    struct stat st;
+    ck_assert_msg(stat(path, &st) == 0, "%s is gone", path);
+    return st.st_mode & 07777;
+}
+
+START_TEST(test_cli_output_keeps_its_mode_and_its_link)
+{
+    static const long sq[4] = {1, 3, 2, 8}, sk[4] = {1, 3, 1, 8};
+    char dir[] = "/tmp/rope-mode-XXXXXX", p[6][128], args[1024], got[64];
+    const char *name[6] = {"q.npy", "k.npy", "oq.npy", "real/ok.npy",
+                           "lk.npy", "dangling.npy"};
+    float x[48];
+    rope_npy a;
+    struct stat st;
+    ck_assert(mkdtemp(dir) != NULL);
+    for (int j = 0; j < 6; j++)
+        tmp_path(p[j], sizeof p[j], dir, name[j]);
+    randfill(x, 48, 93);
+    write_npy(p[0], x, 4, sq); write_npy(p[1], x, 4, sk);
+    snprintf(args, sizeof args, "mkdir %s/real && echo old > %s && echo old"
+             " > %s && chmod 600 %s && chmod 440 %s && ln -s real/ok.npy %s"
+             " && ln -s real/none.npy %s", dir, p[2], p[3], p[2], p[3],
+             p[4], p[5]);
+    ck_assert(system(args) == 0);
+    snprintf(args, sizeof args, "apply --q %s --k %s --out-q %s --out-k %s",
+             p[0], p[1], p[2], p[4]);
+    cli_result r = cli_run(args);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    cli_result_free(&r);
+    ck_assert_msg(mode_of(p[2]) == 0600, "--out-q: mode %o", mode_of(p[2]));
+    ck_assert_msg(lstat(p[4], &st) == 0 && S_ISLNK(st.st_mode),
+                  "--out-k is no longer a symbolic link");
+    ck_assert(readlink(p[4], got, sizeof got) == 11
+              && memcmp(got, "real/ok.npy", 11) == 0);
+    ck_assert_msg(mode_of(p[3]) == 0440, "link target: mode %o",
+                  mode_of(p[3]));
+    ck_assert_msg(rope_npy_read(p[3], &a, got, sizeof got) == 0
+                  && a.count == 24, "the link's target was not written");
+    rope_npy_free(&a);
+    snprintf(args, sizeof args, "apply --q %s --k %s --out-q %s --out-k %s",
+             p[0], p[1], p[2], p[5]);
+    r = cli_run(args);
+    ck_assert_msg(r.status == 2 && cli_line_count(r.err) == 1
+                  && strstr(r.err, "symbolic link"), "%s", r.err);
+    cli_result_free(&r);
+    ck_assert(lstat(p[5], &st) == 0 && S_ISLNK(st.st_mode));
+    snprintf(got, sizeof got, "%s/real", dir);
+    ck_assert_int_eq(count_entries(dir), 6); /* q k oq real lk dangling */
+    ck_assert_int_eq(count_entries(got), 1); /* ok */
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    ck_assert(system(args) == 0);
+}
+END_TEST
 static const char *const cli_print_calls[] = {
     "demo integer", "pe --d-model 8 --positions 0,1",
     "freqs --head-dim 8 --end 3", "--help", "apply --help",
@@ -1183,6 +1239,7 @@ Suite *rotary_suite(void)
     tcase_add_loop_test(tc, test_cli_failed_run_leaves_outputs_unchanged,
                         0, 2);
     tcase_add_test(tc, test_cli_failed_second_rename_restores_the_first);
+    tcase_add_test(tc, test_cli_output_keeps_its_mode_and_its_link);
     tcase_add_loop_test(tc, test_cli_lost_stdout_is_an_error, 0,
                         (int)N_CLI_PRINT_CALLS);
     tcase_add_loop_test(tc, test_cli_command_help_succeeds, 0,

@@ -269,6 +269,7 @@ int bookdata_attention(const char *dir)
                     "rows, read %d\n", path, 2 * NN, have);
             return 1;
         }
+        bd_def(f, "attention-gflops-4096-96", "%.0f", gmed[NN - 1][1]);
         char dlist[128] = "", nl[2][128] = {"", ""};
         int dn = 0, nn[2] = {0, 0};
         for (int a = 0; a < NN; a++)

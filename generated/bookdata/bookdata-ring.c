@@ -248,6 +248,39 @@ int bookdata_ring(const char *dir)
                     P * fmax(2.0 * h * d * c * c / (1e9 * r), comm));
     }
     bd_close(dm);
+    {
+        double pb[32], pt[32];
+        int np = 0;
+        char pl[256];
+        snprintf(path, sizeof path, "%s/ring-pingpong.dat", dir);
+        FILE *pp = fopen(path, "r");
+        while (pp != NULL && np < 32 && fgets(pl, sizeof pl, pp) != NULL)
+            if (sscanf(pl, "%lf %lf", &pb[np], &pt[np]) == 2 && pb[np] > 0
+                && pt[np] > 0)
+                np++;
+        if (pp != NULL) fclose(pp);
+        if (np < 2) {
+            fprintf(stderr, "bookdata: %s: no recorded ping-pong "
+                    "(make record-ring)\n", path);
+            return 1;
+        }
+        long cpp = 0;
+        for (long c = 1; c <= 1048576 && cpp == 0; c++) {
+            double bytes = 8.0 * (double)c * hkv * d, us = 0;
+            if (bytes <= pb[0])
+                us = pt[0];
+            else {
+                int i = 1;
+                while (i < np - 1 && bytes > pb[i]) i++;
+                double u = log(bytes / pb[i - 1]) / log(pb[i] / pb[i - 1]);
+                us = exp(log(pt[i - 1]) + u * log(pt[i] / pt[i - 1]));
+            }
+            if (2.0 * h * d * (double)c * c / sigma * 1e6 >= us)
+                cpp = c;
+        }
+        bd_def(f, "ring-cmin-shm-pp", "%ld", cpp);
+        bd_def(f, "ring-pmax-shm-pp", "%.0f", floor(1048576.0 / cpp));
+    }
     ring_grid(dir, "ring-grid-contiguous.tex", ROPE_RING_CONTIGUOUS);
     ring_grid(dir, "ring-grid-zigzag.tex", ROPE_RING_ZIGZAG);
     bd_def(f, "ring-grid-n", "16");

@@ -67,6 +67,19 @@ static void ev_curve(const char *dir, FILE *f, const ev_row *rows, int n,
     if (out) bd_close(out);
 }
 /* W7.8 The corpus: the King James text */
+static void corpus_def_count(FILE *f, const char *key, size_t v)
+{
+    char digits[32], out[64];
+    int n = snprintf(digits, sizeof digits, "%zu", v), k = 0;
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            k += snprintf(out + k, sizeof out - (size_t)k, "\\,");
+        out[k++] = digits[i];
+    }
+    out[k] = '\0';
+    bd_def(f, key, "%s", out);
+}
+
 int bookdata_corpus(const char *dir)
 {
     static const char *part_names[] = {"train", "validation", "test"};
@@ -78,7 +91,7 @@ int bookdata_corpus(const char *dir)
     }
     FILE *f = bd_numbers_open(dir, "corpus");
     bd_def(f, "corpus-docs", "%d", c.n_docs);
-    bd_def(f, "corpus-bytes", "%zu", c.text_len);
+    corpus_def_count(f, "corpus-bytes", c.text_len);
     bd_def(f, "corpus-version", "%s", strchr(c.source, ' ')
                                           ? strchr(c.source, ' ') + 1 : "?");
     {
@@ -95,11 +108,11 @@ int bookdata_corpus(const char *dir)
                          sizeof short_books - strlen(short_books), "%s%s",
                          n_short++ ? ", " : "", c.docs[d].name);
         }
-        bd_def(f, "corpus-verses", "%zu", verses);
+        corpus_def_count(f, "corpus-verses", verses);
         bd_def(f, "corpus-longest", "%s", c.docs[longest].name);
-        bd_def(f, "corpus-longest-chars", "%zu", c.docs[longest].len);
+        corpus_def_count(f, "corpus-longest-chars", c.docs[longest].len);
         bd_def(f, "corpus-shortest", "%s", c.docs[shortest].name);
-        bd_def(f, "corpus-shortest-chars", "%zu", c.docs[shortest].len);
+        corpus_def_count(f, "corpus-shortest-chars", c.docs[shortest].len);
         bd_def(f, "corpus-short-docs", "%d", n_short);
         bd_def(f, "corpus-short-books", "%s", short_books);
     }
@@ -116,7 +129,7 @@ int bookdata_corpus(const char *dir)
         snprintf(key, sizeof key, "corpus-%s-docs", part_names[part]);
         bd_def(f, key, "%d", n_docs);
         snprintf(key, sizeof key, "corpus-%s-chars", part_names[part]);
-        bd_def(f, key, "%zu", chars);
+        corpus_def_count(f, key, chars);
         snprintf(key, sizeof key, "corpus-%s-books", part_names[part]);
         if (part != ROPE_CORPUS_TRAIN)
             bd_def(f, key, "%s", books);
@@ -139,8 +152,8 @@ int bookdata_corpus(const char *dir)
         bd_def(f, "corpus-vocab", "%d", c.vocab_size);
         bd_def(f, "corpus-unknown", "%zu", unknown);
         bd_def(f, "corpus-heldout-shortest", "%s", c.docs[shortest].name);
-        bd_def(f, "corpus-heldout-shortest-chars", "%zu",
-               c.docs[shortest].len);
+        corpus_def_count(f, "corpus-heldout-shortest-chars",
+                         c.docs[shortest].len);
     }
     bd_close(f);
     rope_corpus_free(&c);

@@ -64,31 +64,28 @@ int rope_corpus_parse(const char *buf, size_t n, rope_corpus *c,
     c->docs = calloc((size_t)count, sizeof *c->docs);
     c->text = malloc(n - at + 1);
     if (c->docs == NULL || c->text == NULL) {
-        rope_corpus_free(c);
-        return corpus_fail(err, errlen, "out of memory");
+        corpus_fail(err, errlen, "out of memory");
+        goto fail;
     }
     for (int d = 0; d < count; d++) {
         rope_corpus_doc *doc = &c->docs[d];
         char *end = NULL;
         int name_end = 0;
         if (corpus_line(buf, n, &at, line, sizeof line) != 0) {
-            rope_corpus_free(c);
-            return corpus_fail(err, errlen, "truncated: %d of %d documents", d,
-                               count);
+            corpus_fail(err, errlen, "truncated: %d of %d documents", d, count);
+            goto fail;
         }
         if (sscanf(line, "document %15s %n", doc->name, &name_end) != 1
             || name_end == 0 || line[name_end] < '0' || line[name_end] > '9'
             || (doc->len = strtoul(line + name_end, &end, 10), *end != '\0')
             || doc->len == 0) {
-            rope_corpus_free(c);
-            return corpus_fail(err, errlen, "document %d: bad line '%s'", d + 1,
-                               line);
+            corpus_fail(err, errlen, "document %d: bad line '%s'", d + 1, line);
+            goto fail;
         }
         if (doc->len > n - at) {
-            rope_corpus_free(c);
-            return corpus_fail(err, errlen, "truncated: document %d (%s) "
-                               "announces %zu bytes, %zu remain", d + 1,
-                               doc->name, doc->len, n - at);
+            corpus_fail(err, errlen, "truncated: document %d (%s) announces %zu "
+                        "bytes, %zu remain", d + 1, doc->name, doc->len, n - at);
+            goto fail;
         }
         doc->offset = c->text_len;
         doc->part = rope_corpus_part_of(d);
@@ -98,9 +95,8 @@ int rope_corpus_parse(const char *buf, size_t n, rope_corpus *c,
         c->n_docs = d + 1;
     }
     if (at != n) {
-        rope_corpus_free(c);
-        return corpus_fail(err, errlen, "%zu bytes after the last document",
-                           n - at);
+        corpus_fail(err, errlen, "%zu bytes after the last document", n - at);
+        goto fail;
     }
     {
         int seen[256] = {0};
@@ -116,11 +112,14 @@ int rope_corpus_parse(const char *buf, size_t n, rope_corpus *c,
                 c->char_of[c->vocab_size++] = (unsigned char)b;
         }
         if (c->vocab_size == 1) {
-            rope_corpus_free(c);
-            return corpus_fail(err, errlen, "no training document");
+            corpus_fail(err, errlen, "no training document");
+            goto fail;
         }
     }
     return 0;
+fail: /* err is written; the message may name a document, so free last */
+    rope_corpus_free(c);
+    return -1;
 }
 int rope_corpus_load(const char *path, rope_corpus *c, char *err,
                      size_t errlen)

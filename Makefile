@@ -410,12 +410,13 @@ CORPUS_MIN_BYTES := 2000000
 corpus:
 	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(CORPUS_PACKAGES)"
 	@$(MAKE) --no-print-directory $(CORPUS)
-# Python has no #line: the tool is tangled plain, as sections.py is.
+# Python has no #line: the tool is tangled plain, as sections.py is,
+# under a name of its own and renamed only if it changed (both lanes).
 CORPUS_TOOL := build/tools/kjv-corpus.py
 $(CORPUS_TOOL): $(NW)
-	@mkdir -p $(@D)
-	@notangle -R'generated/tools/kjv-corpus.py' $(NW) > $@.tmp
-	@cpif $@ < $@.tmp; rm -f $@.tmp
+	@mkdir -p $(@D); tmp=$@.tmp.$$$$; \
+	notangle -R'generated/tools/kjv-corpus.py' $(NW) > "$$tmp"; \
+	if cmp -s "$$tmp" $@; then rm -f "$$tmp"; else mv "$$tmp" $@; fi
 $(CORPUS): $(CORPUS_TOOL) $(CORPUS_SUM) $(wildcard /usr/lib/bible.data)
 	@command -v bible > /dev/null || \
 	  { echo "corpus: no bible program (Debian bible-kjv): run make corpus" >&2; exit 1; }

@@ -397,11 +397,11 @@ experiments: deps
 build/data/.stamp: $(wildcard book/data/evidence/*)
 
 # ---------------------------------------------------------------- corpus
-# Chapter 7's text (the workshop, "The corpus"): the King James Version
-# of Debian's bible-kjv-text, printed by the bible program of bible-kjv
-# and made a corpus file by kjv-corpus.py, under a temporary name (two
-# lanes of CI may run this at once) renamed only when its size and its
-# sha256, recorded in tests/checksums/kjv-corpus.txt, are right.
+# Chapter 7's text (the workshop, "The King James corpus"): the King
+# James Version of Debian's bible-kjv-text, printed by the bible program
+# of bible-kjv and made a corpus file by kjv-corpus.py, under a temporary
+# name (two lanes of CI may run this at once) renamed only when its size
+# and its sha256, recorded in tests/checksums/kjv-corpus.txt, are right.
 CORPUS_PACKAGES := bible-kjv bible-kjv-text
 CORPUS := build/corpus/kjv.txt
 CORPUS_SUM := tests/checksums/kjv-corpus.txt

@@ -66,7 +66,7 @@ static void ev_curve(const char *dir, FILE *f, const ev_row *rows, int n,
     }
     if (out) bd_close(out);
 }
-/* W7.8 The corpus: the King James text */
+/* W7.8 The King James corpus */
 static void corpus_def_count(FILE *f, const char *key, size_t v)
 {
     char digits[32], out[64];

@@ -1,4 +1,4 @@
-/* W7.8 The corpus: the King James text */
+/* W7.8 The King James corpus */
 /* corpus.c: chapter 7's text, its split and its vocabulary */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* W7.8 The corpus: the King James text */
+/* W7.8 The King James corpus */
 /* corpus.h: the text of chapter 7's experiments, split and tokenized */
 #ifndef ROPE_CORPUS_H
 #define ROPE_CORPUS_H

@@ -136,7 +136,7 @@ static void ev_tiny_config(rope_ev_config *c, rope_ev_pe pe)
     c->num_key_value_heads = 1;
     c->intermediate_size = 12;
 }
-/* W7.8 The corpus: the King James text */
+/* W7.8 The King James corpus */
 enum { TINY_DOCS = 12 };
 
 static size_t corpus_tiny(char *buf, size_t cap)
@@ -312,7 +312,7 @@ START_TEST(test_ev_training_repeats)
     free(ref);
 }
 END_TEST
-/* W7.8 The corpus: the King James text */
+/* W7.8 The King James corpus */
 START_TEST(test_corpus_split_is_fixed_and_disjoint)
 {
     static char buf[16384];

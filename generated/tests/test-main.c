@@ -47,7 +47,7 @@ static const struct {
     /* W7.2 The tests */
     {7, evidence_suite},
     {7, exercises_evidence_suite},
-    /* W7.8 The corpus: the King James text */
+    /* W7.8 The King James corpus */
     {7, corpus_suite},
     /* The frame of the workshop / The test runner */
     {0, NULL}

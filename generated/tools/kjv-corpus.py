@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# W7.8 The corpus: the King James text
+# W7.8 The King James corpus
 # kjv-corpus.py: the lines of `bible -f` on stdin, "REF TEXT" one verse a
 # line, become chapter 7's corpus file on stdout: a header, then each book
 # as a document, "document NAME BYTES" and its verses one a line.

@@ -12,6 +12,7 @@
 #   make lint          fail if the chunk roots differ from the expected list
 #   make bench         the attention benchmark of chapter 5
 #   make experiments   chapter 7's training grid (book/data/evidence/)
+#   make corpus        chapter 7's text, extracted and verified (build/corpus/)
 #   make fuzz          the fuzz targets, FUZZ_SECONDS (60) each
 #   make deps          install the Debian packages the project needs
 #   make clean
@@ -72,7 +73,8 @@ EXTRA_ROOTS_6 := generated/lib/ring-mpi.h generated/lib/ring-mpi.c \
   generated/bench/record-ring.c \
   generated/cli/rope-ring-cli.c generated/tests/test-ring-mpi.c
 
-EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py
+EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py \
+  generated/lib/corpus.h generated/lib/corpus.c generated/tools/kjv-corpus.py
 
 # ---------------------------------------------------------------- roots
 # The list of roots is the list of generated files; `make lint` holds the
@@ -126,7 +128,7 @@ HEADERS := $(addprefix $(T)/,$(notdir $(filter %.h,$(ROOTS))))
 # Chapter 5's kernel: attention.c, its reference and its two speed paths;
 # npy.c reads and writes the NumPy files of the workshop's frame.
 LIB_EXTRA := $(if $(filter attention,$(NAMES)),attention-naive attention-simd \
-  attention-bf16)
+  attention-bf16) $(if $(filter evidence,$(NAMES)),corpus)
 LIB_OBJS := $(foreach m,$(NAMES) $(LIB_EXTRA) npy,$(B)/obj/$m.o)
 # The tables that the program and the book share (the frame of the
 # workshop) are linked by the CLI, the book-data writer and the tests.
@@ -147,11 +149,12 @@ BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o \
 BOOKDATA_OBJS += $(BENCH_OBJS)
 
 .PHONY: all tangle check-generated lint test book check-book exercise bench record-ring \
-  clean deps deps-check deps-ci crosscheck experiments
+  clean deps deps-check deps-ci crosscheck experiments corpus
 all: $(B)/librope.a $(B)/rope.h $(B)/rope
 
 # The library's headers, beside the library: rope.h includes the others.
-LIB_HEADERS := rope.h npy.h $(foreach m,$(NAMES),$m.h)
+LIB_HEADERS := rope.h npy.h $(foreach m,$(NAMES),$m.h) \
+  $(if $(filter evidence,$(NAMES)),corpus.h)
 $(B)/rope.h: $(addprefix $(T)/,$(LIB_HEADERS))
 	@mkdir -p $(@D)
 	cp $^ $(@D)/
@@ -222,10 +225,11 @@ TEST_TAGS := $(if $(findstring thread,$(SANITIZE)),CK_INCLUDE_TAGS=threads)
 # must not fail on the book's own code.
 STARTER_OBJS := $(foreach m,$(NAMES),$(B)/obj/exercises-$m-starter.o)
 
-test: deps
+test: deps corpus
 	@$(MAKE) --no-print-directory $(B)/test-rope $(B)/rope $(STARTER_OBJS) $(RING) \
 	  $(HEADER_CHECKS)
-	$(TEST_TAGS) ROPE_CLI=$(B)/rope $(RING_ENV) $(B)/test-rope $(CHAPTER)
+	$(TEST_TAGS) ROPE_CLI=$(B)/rope $(RING_ENV) ROPE_CORPUS=$(CORPUS) \
+	  $(B)/test-rope $(CHAPTER)
 	$(PYTEST_STEP)
 
 # The learner's flow: your answers live in tests/exercises/NAME.c (made from
@@ -289,7 +293,7 @@ build/book/rope.tex: $(NW) Makefile
 
 BOOK_SUPPORT := $(wildcard book/*.bib book/*.sty)
 
-book: deps
+book: deps corpus
 	@$(MAKE) --no-print-directory book/rope.pdf
 
 book/rope.pdf: build/book/rope.tex build/data/.stamp $(BOOK_SUPPORT)
@@ -391,6 +395,46 @@ experiments: deps
 	  echo "seeds $(words $(EV_SEEDS))"; echo "steps $(EV_STEPS)"; } > book/data/evidence/provenance.txt; \
 	echo "experiments: $$(grep -vc '^#' book/data/evidence/results.tsv) results in $$(( $$(date +%s) - start )) s"
 build/data/.stamp: $(wildcard book/data/evidence/*)
+
+# ---------------------------------------------------------------- corpus
+# Chapter 7's text (the workshop, "The King James corpus"): the King
+# James Version of Debian's bible-kjv-text, printed by the bible program
+# of bible-kjv and made a corpus file by kjv-corpus.py, under a temporary
+# name (two lanes of CI may run this at once) renamed only when its size
+# and its sha256, recorded in tests/checksums/kjv-corpus.txt, are right.
+CORPUS_PACKAGES := bible-kjv bible-kjv-text
+CORPUS := build/corpus/kjv.txt
+CORPUS_SUM := tests/checksums/kjv-corpus.txt
+CORPUS_COMMAND := bible -f -p /usr/lib Gen1:1-Rev22:21
+CORPUS_MIN_BYTES := 2000000
+corpus:
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(CORPUS_PACKAGES)"
+	@$(MAKE) --no-print-directory $(CORPUS)
+# Python has no #line: the tool is tangled plain, as sections.py is,
+# under a name of its own and renamed only if it changed (both lanes).
+CORPUS_TOOL := build/tools/kjv-corpus.py
+$(CORPUS_TOOL): $(NW)
+	@mkdir -p $(@D); tmp=$@.tmp.$$$$; \
+	notangle -R'generated/tools/kjv-corpus.py' $(NW) > "$$tmp"; \
+	if cmp -s "$$tmp" $@; then rm -f "$$tmp"; else mv "$$tmp" $@; fi
+$(CORPUS): $(CORPUS_TOOL) $(CORPUS_SUM) $(wildcard /usr/lib/bible.data)
+	@command -v bible > /dev/null || \
+	  { echo "corpus: no bible program (Debian bible-kjv): run make corpus" >&2; exit 1; }
+	@mkdir -p $(@D); tmp=$@.tmp.$$$$; trap 'rm -f "$$tmp"' EXIT; \
+	version=$$(dpkg-query -W -f='$${Version}' bible-kjv-text); \
+	$(CORPUS_COMMAND) | $(PYTHON) $(CORPUS_TOOL) \
+	  "bible-kjv-text $$version" "$(CORPUS_COMMAND)" > "$$tmp"; \
+	size=$$(wc -c < "$$tmp"); \
+	if [ "$$size" -lt $(CORPUS_MIN_BYTES) ]; then \
+	  echo "corpus: the text from bible-kjv-text $$version has $$size bytes, fewer than $(CORPUS_MIN_BYTES)" >&2; exit 1; fi; \
+	got=$$(sha256sum "$$tmp" | cut -c1-64); \
+	want=$$(sed -n 's/^\([0-9a-f]\{64\}\) .*/\1/p' $(CORPUS_SUM)); \
+	made=$$(sed -n 's/^[0-9a-f]\{64\} //p' $(CORPUS_SUM)); \
+	if [ "$$got" != "$$want" ]; then \
+	  echo "corpus: the text from bible-kjv-text $$version has sha256 $$got, not $$want as recorded for $$made in $(CORPUS_SUM)" >&2; exit 1; fi; \
+	mv "$$tmp" $@; \
+	echo "corpus: $@, $$size bytes from bible-kjv-text $$version, sha256 as recorded"
+build/data/.stamp: $(CORPUS)
 
 # ---------------------------------------------------------------- html
 # The HTML edition (the workshop chapter "The HTML edition"): book/html/ from
@@ -604,7 +648,7 @@ deps:
 # apt-get at the same time.
 deps-ci:
 	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(DEBIAN_PACKAGES) \
-	  $(FUZZ_PACKAGES) $(HTML_DEBIAN_PACKAGES) $(if $(shell command -v npm),,npm)"
+	  $(FUZZ_PACKAGES) $(HTML_DEBIAN_PACKAGES) $(CORPUS_PACKAGES) $(if $(shell command -v npm),,npm)"
 
 # The checks need only noweb; they do not install TeX.
 deps-check:

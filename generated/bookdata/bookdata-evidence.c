@@ -66,7 +66,101 @@ static void ev_curve(const char *dir, FILE *f, const ev_row *rows, int n,
     }
     if (out) bd_close(out);
 }
+/* W7.8 The King James corpus */
+static void corpus_def_count(FILE *f, const char *key, size_t v)
+{
+    char digits[32], out[64];
+    int n = snprintf(digits, sizeof digits, "%zu", v), k = 0;
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            k += snprintf(out + k, sizeof out - (size_t)k, "\\,");
+        out[k++] = digits[i];
+    }
+    out[k] = '\0';
+    bd_def(f, key, "%s", out);
+}
 
+int bookdata_corpus(const char *dir)
+{
+    static const char *part_names[] = {"train", "validation", "test"};
+    char err[512];
+    rope_corpus c;
+    if (rope_corpus_load("build/corpus/kjv.txt", &c, err, sizeof err) != 0) {
+        fprintf(stderr, "bookdata: %s (run make corpus)\n", err);
+        return 1;
+    }
+    FILE *f = bd_numbers_open(dir, "corpus");
+    bd_def(f, "corpus-docs", "%d", c.n_docs);
+    corpus_def_count(f, "corpus-bytes", c.text_len);
+    bd_def(f, "corpus-version", "%s", strchr(c.source, ' ')
+                                          ? strchr(c.source, ' ') + 1 : "?");
+    {
+        size_t verses = 0;
+        int longest = 0, shortest = 0, n_short = 0;
+        char short_books[256] = "";
+        for (size_t i = 0; i < c.text_len; i++)
+            verses += c.text[i] == '\n';
+        for (int d = 0; d < c.n_docs; d++) {
+            longest = c.docs[d].len > c.docs[longest].len ? d : longest;
+            shortest = c.docs[d].len < c.docs[shortest].len ? d : shortest;
+            if (c.docs[d].len < 4096)
+                snprintf(short_books + strlen(short_books),
+                         sizeof short_books - strlen(short_books), "%s%s",
+                         n_short++ ? ", " : "", c.docs[d].name);
+        }
+        corpus_def_count(f, "corpus-verses", verses);
+        bd_def(f, "corpus-longest", "%s", c.docs[longest].name);
+        corpus_def_count(f, "corpus-longest-chars", c.docs[longest].len);
+        bd_def(f, "corpus-shortest", "%s", c.docs[shortest].name);
+        corpus_def_count(f, "corpus-shortest-chars", c.docs[shortest].len);
+        bd_def(f, "corpus-short-docs", "%d", n_short);
+        bd_def(f, "corpus-short-books", "%s", short_books);
+    }
+    for (int part = 0; part < 3; part++) {
+        char key[64], books[256] = "";
+        int n_docs = 0;
+        size_t chars = 0;
+        for (int d = 0; d < c.n_docs; d++)
+            if ((int)c.docs[d].part == part) {
+                snprintf(books + strlen(books), sizeof books - strlen(books),
+                         "%s%s", n_docs++ ? ", " : "", c.docs[d].name);
+                chars += c.docs[d].len;
+            }
+        snprintf(key, sizeof key, "corpus-%s-docs", part_names[part]);
+        bd_def(f, key, "%d", n_docs);
+        snprintf(key, sizeof key, "corpus-%s-chars", part_names[part]);
+        corpus_def_count(f, key, chars);
+        snprintf(key, sizeof key, "corpus-%s-books", part_names[part]);
+        if (part != ROPE_CORPUS_TRAIN)
+            bd_def(f, key, "%s", books);
+    }
+    {
+        int seen[256] = {0}, distinct = 0, shortest = -1;
+        size_t unknown = 0;
+        for (size_t i = 0; i < c.text_len; i++)
+            distinct += seen[(unsigned char)c.text[i]]++ == 0;
+        for (int d = 0; d < c.n_docs; d++) {
+            if (c.docs[d].part == ROPE_CORPUS_TRAIN)
+                continue;
+            for (size_t i = 0; i < c.docs[d].len; i++)
+                unknown += c.id_of[(unsigned char)c.text[c.docs[d].offset + i]]
+                           == ROPE_CORPUS_UNKNOWN;
+            if (shortest < 0 || c.docs[d].len < c.docs[shortest].len)
+                shortest = d;
+        }
+        bd_def(f, "corpus-vocab-chars", "%d", distinct);
+        bd_def(f, "corpus-vocab", "%d", c.vocab_size);
+        bd_def(f, "corpus-unknown", "%zu", unknown);
+        bd_def(f, "corpus-heldout-shortest", "%s", c.docs[shortest].name);
+        corpus_def_count(f, "corpus-heldout-shortest-chars",
+                         c.docs[shortest].len);
+    }
+    bd_close(f);
+    rope_corpus_free(&c);
+    return 0;
+}
+
+/* W7.5 The book's data */
 int bookdata_evidence(const char *dir)
 {
     static ev_row rows[4096];

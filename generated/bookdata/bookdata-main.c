@@ -22,6 +22,8 @@ static const struct {
     {"ring", bookdata_ring},
     /* W7.5 The book's data */
     {"evidence", bookdata_evidence},
+    /* W7.8 The King James corpus */
+    {"corpus", bookdata_corpus},
     /* The frame of the workshop / Numbers for the prose */
     {NULL, NULL}
 };

@@ -27,5 +27,7 @@ int bookdata_attention(const char *dir);
 int bookdata_ring(const char *dir);
 /* W7.5 The book's data */
 int bookdata_evidence(const char *dir);
+/* W7.8 The King James corpus */
+int bookdata_corpus(const char *dir);
 /* The frame of the workshop / Numbers for the prose */
 #endif

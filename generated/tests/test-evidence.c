@@ -136,6 +136,26 @@ static void ev_tiny_config(rope_ev_config *c, rope_ev_pe pe)
     c->num_key_value_heads = 1;
     c->intermediate_size = 12;
 }
+/* W7.8 The King James corpus */
+enum { TINY_DOCS = 12 };
+
+static size_t corpus_tiny(char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "rope-corpus 1\nsource tiny 1\n"
+                                "command none\ndocuments %d\n", TINY_DOCS);
+    for (int d = 0; d < TINY_DOCS; d++) {
+        size_t len = 300 + 37 * (size_t)d;
+        n += (size_t)snprintf(buf + n, cap - n, "document doc%d %zu\n", d,
+                              len);
+        for (size_t i = 0; i < len; i++)
+            buf[n + i] = i % 20 == 19 ? '\n' : (char)('a' + d % 8);
+        if (d == 8)
+            buf[n + 5] = '#';
+        n += len;
+    }
+    return n;
+}
+/* W7.2 The tests */
 START_TEST(test_ev_linear_rmsnorm_backward)
 {
     double x[24], w[48], c[64], dx[24], dw[48] = {0}, inv[8];
@@ -309,6 +329,236 @@ START_TEST(test_ev_out_of_memory_is_not_divergence)
     cli_result_free(&r);
 }
 END_TEST
+/* W7.8 The King James corpus */
+START_TEST(test_corpus_split_is_fixed_and_disjoint)
+{
+    static char buf[16384];
+    size_t n = corpus_tiny(buf, sizeof buf);
+    int count[3] = {0, 0, 0}, owner[TINY_DOCS];
+    char err[256];
+    rope_corpus c;
+    for (int p = 0; p < 66; p++) {
+        rope_corpus_part part = rope_corpus_part_of(p);
+        count[part]++;
+        ck_assert_int_eq(part == ROPE_CORPUS_VALIDATION, p % 10 == 8);
+        ck_assert_int_eq(part == ROPE_CORPUS_TEST, p % 10 == 9);
+    }
+    ck_assert_int_eq(count[ROPE_CORPUS_TRAIN], 54);
+    ck_assert_int_eq(count[ROPE_CORPUS_VALIDATION], 6);
+    ck_assert_int_eq(count[ROPE_CORPUS_TEST], 6);
+    ck_assert_msg(rope_corpus_parse(buf, n, &c, err, sizeof err) == 0,
+                  "%s", err);
+    for (int d = 0; d < TINY_DOCS; d++)
+        owner[d] = -1;
+    for (int part = 0; part < 3; part++) {
+        rope_corpus_split s, t;
+        ck_assert(rope_corpus_split_make(&c, (rope_corpus_part)part, 0, &s,
+                                         err, sizeof err) == 0);
+        ck_assert(rope_corpus_split_make(&c, (rope_corpus_part)part, 0, &t,
+                                         err, sizeof err) == 0);
+        ck_assert_int_eq(s.n_docs, t.n_docs);
+        for (int k = 0; k < s.n_docs; k++) {
+            ck_assert_int_eq(s.doc[k], t.doc[k]);
+            ck_assert(s.len[k] == t.len[k]);
+            ck_assert(memcmp(s.ids[k], t.ids[k],
+                             s.len[k] * sizeof *s.ids[k]) == 0);
+            ck_assert_msg(owner[s.doc[k]] == -1, "document %d in two parts",
+                          s.doc[k]);
+            owner[s.doc[k]] = part;
+        }
+        rope_corpus_split_free(&s);
+        rope_corpus_split_free(&t);
+    }
+    for (int d = 0; d < TINY_DOCS; d++)
+        ck_assert_int_eq(owner[d], (int)rope_corpus_part_of(d));
+    rope_corpus_free(&c);
+}
+END_TEST
+START_TEST(test_corpus_vocabulary_round_trip)
+{
+    static char buf[16384], back[1024];
+    int ids[1024];
+    size_t n = corpus_tiny(buf, sizeof buf);
+    char err[256];
+    rope_corpus c;
+    rope_corpus_split v;
+    ck_assert(rope_corpus_parse(buf, n, &c, err, sizeof err) == 0);
+    ck_assert_int_eq(c.vocab_size, 1 + 8 + 1);
+    ck_assert_int_eq(c.id_of['#'], ROPE_CORPUS_UNKNOWN);
+    for (int d = 0; d < c.n_docs; d++) {
+        const char *text = c.text + c.docs[d].offset;
+        size_t len = c.docs[d].len, unknown;
+        if (c.docs[d].part != ROPE_CORPUS_TRAIN)
+            continue;
+        unknown = rope_corpus_encode(&c, text, len, ids);
+        ck_assert(unknown == 0);
+        for (size_t i = 0; i < len; i++)
+            ck_assert(ids[i] > 0 && ids[i] < c.vocab_size);
+        rope_corpus_decode(&c, ids, len, back);
+        ck_assert(memcmp(back, text, len) == 0);
+    }
+    ck_assert(rope_corpus_split_make(&c, ROPE_CORPUS_VALIDATION, 0, &v, err,
+                                     sizeof err) == 0);
+    ck_assert(v.unknown == 1 && v.ids[0][5] == ROPE_CORPUS_UNKNOWN);
+    rope_corpus_decode(&c, v.ids[0], v.len[0], back);
+    ck_assert_int_eq(back[5], ROPE_CORPUS_UNKNOWN_CHAR);
+    ck_assert_int_eq(back[4], c.text[c.docs[8].offset + 4]);
+    rope_corpus_split_free(&v);
+    rope_corpus_free(&c);
+}
+END_TEST
+START_TEST(test_corpus_windows_repeat_and_stay_inside)
+{
+    enum { LEN = 257, DRAWS = 4000 };
+    static char buf[16384];
+    size_t n = corpus_tiny(buf, sizeof buf), start, starts = 0;
+    int ids[LEN], doc, hits[TINY_DOCS] = {0}, first[8][2];
+    char err[256];
+    uint64_t seed = 7, again = 7, other = 8;
+    rope_corpus c;
+    rope_corpus_split s;
+    ck_assert(rope_corpus_parse(buf, n, &c, err, sizeof err) == 0);
+    ck_assert(rope_corpus_split_make(&c, ROPE_CORPUS_TRAIN, LEN, &s, err,
+                                     sizeof err) == 0);
+    for (int k = 0; k < s.n_docs; k++)
+        starts += s.len[k] - LEN + 1;
+    for (int w = 0; w < DRAWS; w++) {
+        ck_assert(rope_corpus_window(&s, LEN, &seed, ids, &doc, &start) == 0);
+        ck_assert(doc >= 0 && doc < s.n_docs && start + LEN <= s.len[doc]);
+        ck_assert(memcmp(ids, s.ids[doc] + start, sizeof ids) == 0);
+        hits[doc]++;
+        if (w < 8) {
+            first[w][0] = doc;
+            first[w][1] = (int)start;
+        }
+    }
+    for (int k = 0; k < s.n_docs; k++) {
+        double p = (double)(s.len[k] - LEN + 1) / (double)starts;
+        double mean = DRAWS * p, sd = sqrt(DRAWS * p * (1 - p));
+        ck_assert_msg(fabs(hits[k] - mean) <= 5 * sd, "document %d drawn %d "
+                      "times, expected %.1f +- %.1f", k, hits[k], mean, 5 * sd);
+    }
+    int same = 1, differ = 0;
+    for (int w = 0; w < 8; w++) {
+        rope_corpus_window(&s, LEN, &again, ids, &doc, &start);
+        same &= doc == first[w][0] && (int)start == first[w][1];
+        rope_corpus_window(&s, LEN, &other, ids, &doc, &start);
+        differ |= doc != first[w][0] || (int)start != first[w][1];
+    }
+    ck_assert_msg(same, "seed 7 gave other windows the second time");
+    ck_assert_msg(differ, "seeds 7 and 8 gave the same windows");
+    ck_assert(rope_corpus_window(&s, 100000, &seed, ids, &doc, &start) == -1);
+    rope_corpus_split_free(&s);
+    rope_corpus_free(&c);
+}
+END_TEST
+START_TEST(test_corpus_bad_input_one_clear_line)
+{
+    static char buf[16384];
+    size_t n = corpus_tiny(buf, sizeof buf);
+    char err[256], path[] = "/tmp/rope-corpus-XXXXXX";
+    rope_corpus c;
+    ck_assert(rope_corpus_load("/nonexistent/kjv.txt", &c, err,
+                               sizeof err) == -1);
+    ck_assert_msg(strstr(err, "/nonexistent/kjv.txt: ") == err
+                  && strstr(err, "No such file"), "%s", err);
+    for (size_t k = 0; k < n; k++) {
+        err[0] = '\0';
+        ck_assert_msg(rope_corpus_parse(buf, k, &c, err, sizeof err) == -1,
+                      "%zu of %zu bytes parsed", k, n);
+        ck_assert_msg(err[0] != '\0' && strchr(err, '\n') == NULL, "%s", err);
+        ck_assert_msg(strstr(err, k < 14 ? "not a rope corpus"
+                                         : "truncated"), "%zu: %s", k, err);
+    }
+    buf[n] = 'x';
+    ck_assert(rope_corpus_parse(buf, n + 1, &c, err, sizeof err) == -1);
+    ck_assert_msg(strstr(err, "1 bytes after"), "%s", err);
+    {
+        int fd = mkstemp(path);
+        FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+        ck_assert(f != NULL && fwrite(buf, 1, n - 10, f) == n - 10);
+        fclose(f);
+        ck_assert(rope_corpus_load(path, &c, err, sizeof err) == -1);
+        remove(path);
+        ck_assert_msg(strstr(err, path) == err
+                      && strstr(err, "truncated: document 12 (doc11)"), "%s", err);
+    }
+    ck_assert(rope_corpus_parse(buf, n, &c, err, sizeof err) == 0);
+    rope_corpus_free(&c);
+}
+END_TEST
+START_TEST(test_corpus_real_text)
+{
+    const char *path = getenv("ROPE_CORPUS");
+    char err[512];
+    int seen[66] = {0};
+    rope_corpus c;
+    if (path == NULL)
+        path = "build/corpus/kjv.txt";
+    ck_assert_msg(rope_corpus_load(path, &c, err, sizeof err) == 0,
+                  "%s (run make corpus)", err);
+    ck_assert(c.text_len >= 2000000 && c.n_docs == 66);
+    ck_assert(strncmp(c.source, "bible-kjv-text ", 15) == 0);
+    for (int part = 0; part < 3; part++) {
+        rope_corpus_split all, held;
+        ck_assert(rope_corpus_split_make(&c, (rope_corpus_part)part, 0, &all,
+                                         err, sizeof err) == 0);
+        ck_assert_int_eq(all.n_docs, part == ROPE_CORPUS_TRAIN ? 54 : 6);
+        for (int k = 0; k < all.n_docs; k++) {
+            ck_assert(seen[all.doc[k]]++ == 0);
+            if (part != ROPE_CORPUS_TRAIN) /* the 9th, 19th, ... book */
+                ck_assert_int_eq(all.doc[k], 10 * k + 7 + part);
+        }
+        if (part != ROPE_CORPUS_TRAIN) {
+            ck_assert(rope_corpus_split_make(&c, (rope_corpus_part)part,
+                                             4096, &held, err,
+                                             sizeof err) == 0);
+            ck_assert_int_eq(held.n_docs, all.n_docs);
+            for (int k = 0; k < held.n_docs; k++) {
+                const rope_corpus_doc *doc = &c.docs[held.doc[k]];
+                char *back = malloc(doc->len);
+                ck_assert(back != NULL);
+                rope_corpus_decode(&c, held.ids[k], held.len[k], back);
+                for (size_t i = 0; i < doc->len; i++)
+                    ck_assert_msg(back[i] == c.text[doc->offset + i]
+                                  || (held.ids[k][i] == ROPE_CORPUS_UNKNOWN
+                                      && back[i] == ROPE_CORPUS_UNKNOWN_CHAR),
+                                  "%s, byte %zu", doc->name, i);
+                free(back);
+            }
+            rope_corpus_split_free(&held);
+        } else {
+            {
+                int ids[257], doc;
+                size_t start;
+                uint64_t seed = 1;
+                for (int w = 0; w < 1000; w++) {
+                    ck_assert(rope_corpus_window(&all, 257, &seed, ids, &doc, &start)
+                              == 0);
+                    ck_assert(start + 257 <= all.len[doc]);
+                    ck_assert(memcmp(ids, all.ids[doc] + start, sizeof ids) == 0);
+                }
+            }
+        }
+        rope_corpus_split_free(&all);
+    }
+    for (int d = 0; d < 66; d++)
+        ck_assert(seen[d] == 1);
+    rope_corpus_free(&c);
+}
+END_TEST
+Suite *corpus_suite(void)
+{
+    Suite *s = suite_create("chapter 7: the corpus");
+    TCase *tc = tcase_create("corpus");
+    tcase_add_test(tc, test_corpus_split_is_fixed_and_disjoint);
+    tcase_add_test(tc, test_corpus_vocabulary_round_trip);
+    tcase_add_test(tc, test_corpus_windows_repeat_and_stay_inside);
+    tcase_add_test(tc, test_corpus_bad_input_one_clear_line);
+    tcase_add_test(tc, test_corpus_real_text);
+    suite_add_tcase(s, tc);
+    return s;
+}
 
 /* W7.2 The tests */
 Suite *evidence_suite(void)

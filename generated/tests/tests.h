@@ -70,5 +70,7 @@ Suite *exercises_ring_suite(void);
 /* W7.2 The tests */
 Suite *evidence_suite(void);
 Suite *exercises_evidence_suite(void);
+/* W7.8 The King James corpus */
+Suite *corpus_suite(void);
 /* The frame of the workshop / The test runner */
 #endif

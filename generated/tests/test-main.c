@@ -47,6 +47,8 @@ static const struct {
     /* W7.2 The tests */
     {7, evidence_suite},
     {7, exercises_evidence_suite},
+    /* W7.8 A float32 MiniMind block and its backward */
+    {7, evidence_f32_suite},
     /* The frame of the workshop / The test runner */
     {0, NULL}
 };

@@ -70,5 +70,7 @@ Suite *exercises_ring_suite(void);
 /* W7.2 The tests */
 Suite *evidence_suite(void);
 Suite *exercises_evidence_suite(void);
+/* W7.8 A float32 MiniMind block and its backward */
+Suite *evidence_f32_suite(void);
 /* The frame of the workshop / The test runner */
 #endif

@@ -10,7 +10,7 @@ typedef void (*f32_ref_fn)(const double *x, void *ctx, double *y);
 
 static void f32_check(const char *what, f32_ref_fn f, void *ctx, double *x,
                       size_t n, size_t m, const double *c, const float *g,
-                      double K)
+                      double chain)
 {
     const double h = 1e-4, u = FLT_EPSILON / 2;
     double *y = malloc(4 * m * sizeof *y), *d0 = malloc(3 * n * sizeof *d0);
@@ -31,7 +31,7 @@ static void f32_check(const char *what, f32_ref_fn f, void *ctx, double *x,
             }
         }
         x[j] = x0;
-        A[j] = 0;
+        A[j] = 0; /* alpha_j */
         for (size_t i = 0; i < m; i++)
             A[j] += fabs(c[i] * (y[i] - y[m + i])) / (2 * h);
         amax = fmax(amax, A[j]);
@@ -39,11 +39,11 @@ static void f32_check(const char *what, f32_ref_fn f, void *ctx, double *x,
         tfd[j] = 2 * fabs(d[1] - d[0]) + 64 * DBL_EPSILON * mag * (double)m / h;
     }
     for (size_t j = 0; j < n; j++) {
-        double tol = tfd[j] + K * u * amax;
+        double tol = tfd[j] + chain * u * amax;
         ck_assert_msg(fabs(d0[j] - g[j]) <= tol,
                       "%s: component %zu: float32 backward %.9g, central "
-                      "difference %.9g, allowed %.3g (K u max A = %.3g)",
-                      what, j, (double)g[j], d0[j], tol, K * u * amax);
+                      "difference %.9g, allowed %.3g (C eps32 max alpha = %.3g)",
+                      what, j, (double)g[j], d0[j], tol, chain * u * amax);
     }
     free(y);
     free(d0);
@@ -291,14 +291,14 @@ START_TEST(test_f32_attention_backward)
     rope_f32_attention_backward(q, kv, kv + F32_AKV, o, lse, c, dq, dk, dv,
                                 work, F32_AB, F32_AT, F32_AH, F32_AHKV, F32_AD);
     double *qd = f32_to_double(q, F32_AQ), *kvd = f32_to_double(kv, 2 * F32_AKV);
-    double *cd = f32_to_double(c, F32_AQ), K = 2 * F32_AT + 6 * F32_AD + 32;
+    double *cd = f32_to_double(c, F32_AQ), C = 2 * F32_AT + 6 * F32_AD + 32;
     f32_ctx ctx = {0, 0, 0, qd, kvd, NULL, NULL, 0, 0, 0, 0, 0};
-    f32_check("attention, q", f32_att_ref, &ctx, qd, F32_AQ, F32_AQ, cd, dq, K);
+    f32_check("attention, q", f32_att_ref, &ctx, qd, F32_AQ, F32_AQ, cd, dq, C);
     ctx.which = 1;
-    f32_check("attention, k", f32_att_ref, &ctx, kvd, F32_AKV, F32_AQ, cd, dk, K);
+    f32_check("attention, k", f32_att_ref, &ctx, kvd, F32_AKV, F32_AQ, cd, dk, C);
     ctx.which = 2;
     f32_check("attention, v", f32_att_ref, &ctx, kvd + F32_AKV, F32_AKV, F32_AQ,
-              cd, dv, K);
+              cd, dv, C);
     free(qd); free(kvd); free(cd); free(work);
 }
 END_TEST
@@ -323,7 +323,7 @@ START_TEST(test_f32_attention_tiled_vs_naive)
     rope_ev_attention(qd, kd, vd, p, od, B, T, H, HKV, D);
     rope_ev_attention_backward(qd, kd, vd, p, cd, gq, gk, gv, B, T, H, HKV, D);
     f32_att_abs(qd, kd, vd, p, od, cd, aq, ak, av, B, T, H, HKV, D);
-    const double K = 2 * T + 6 * D + 32, u = FLT_EPSILON / 2;
+    const double C = 2 * T + 6 * D + 32, u = FLT_EPSILON / 2;
     const struct { const char *what; const float *g; const double *ref, *abs;
                    int n; } arr[3] = {{"dq", dq, gq, aq, NQ},
                                       {"dk", dk, gk, ak, NKV},
@@ -331,10 +331,10 @@ START_TEST(test_f32_attention_tiled_vs_naive)
     for (int a = 0; a < 3; a++)
         for (int i = 0; i < arr[a].n; i++)
             ck_assert_msg(fabs(arr[a].g[i] - arr[a].ref[i])
-                              <= K * u * arr[a].abs[i],
+                              <= C * u * arr[a].abs[i],
                           "tiled vs naive, %s[%d]: %.9g vs %.9g, allowed %.3g",
                           arr[a].what, i, (double)arr[a].g[i], arr[a].ref[i],
-                          K * u * arr[a].abs[i]);
+                          C * u * arr[a].abs[i]);
     free(qd); free(kd); free(vd); free(cd); free(work);
 }
 END_TEST
@@ -412,9 +412,9 @@ START_TEST(test_f32_block_backward)
     rope_f32_block_backward(&c.s, w, &a, dx, gw, fc, fs, work);
     rope_f32_embed_backward(tok, dx, gemb, R, D);
     double *Pd = f32_to_double(P, np);
-    double K = 2 * (8 * D + 4 * F32_MF + 2 * F32_MT + 8 * F32_Md) + 200;
+    double C = 2 * (8 * D + 4 * F32_MF + 2 * F32_MT + 8 * F32_Md) + 200;
     f32_check("one block: every parameter", f32_model_ref, &c, Pd, np, 1, &one,
-              G, K);
+              G, C);
     free(Pd); free(P); free(G); free(acts); free(work);
 }
 END_TEST

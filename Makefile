@@ -126,6 +126,7 @@ endif
 
 HEADERS := $(addprefix $(T)/,$(notdir $(filter %.h,$(ROOTS))))
 # Chapter 5's kernel: attention.c, its reference and its two speed paths;
+# chapter 7's float32 block, evidence-f32.c (its workshop);
 # npy.c reads and writes the NumPy files of the workshop's frame.
 LIB_EXTRA := $(if $(filter attention,$(NAMES)),attention-naive attention-simd \
   attention-bf16) $(if $(filter evidence,$(NAMES)),evidence-f32)

@@ -313,6 +313,8 @@ int rope_f32_block_forward(const rope_f32_shape *s, const float *w, float *x,
     int d = s->head_dim, F = s->intermediate_size, rc;
     float eps = s->rms_norm_eps;
     size_t RD = (size_t)R * D;
+    if (rope_f32_check_shape(s) != 0)
+        return -1;
     memcpy(a->x, x, RD * sizeof *x);
     rope_f32_rmsnorm(x, w + L.input_layernorm, a->xn1, a->inv1, R, D, eps);
     rope_f32_linear(a->xn1, w + L.q_proj, a->q_raw, R, D, h * d);

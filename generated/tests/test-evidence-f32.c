@@ -380,6 +380,12 @@ START_TEST(test_f32_block_backward)
     c.s = (rope_f32_shape){F32_MB, F32_MT, D, F32_MH, F32_MHKV, F32_Md, F32_MF,
                            1e-5f, 1};
     ck_assert_int_eq(rope_f32_check_shape(&c.s), 0);
+    rope_f32_shape bad = c.s;
+    bad.num_key_value_heads = 3; /* 2 query heads do not split into 3 */
+    ck_assert_int_eq(rope_f32_check_shape(&bad), -1);
+    bad = c.s;
+    bad.head_dim = 3; /* the half pairing needs an even d */
+    ck_assert_int_eq(rope_f32_check_shape(&bad), -1);
     ck_assert((int)F32_MT > (int)ROPE_F32_BK);
     c.L = rope_f32_block_layout(&c.s);
     size_t np = (size_t)F32_MV * D + c.L.n + D;

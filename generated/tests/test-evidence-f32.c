@@ -401,12 +401,15 @@ START_TEST(test_f32_block_backward)
     rope_f32_acts a;
     ck_assert(P && G && acts && work);
     f32_fill(P, np, 82, 0.5);
-    for (int i = 0; i < D; i++) /* norm weights near MiniMind's ones */
-        P[F32_MV * D + c.L.input_layernorm + i] += 1,
-        P[F32_MV * D + c.L.post_attention_layernorm + i] += 1,
+    for (int i = 0; i < D; i++) { /* norm weights near MiniMind's ones */
+        P[F32_MV * D + c.L.input_layernorm + i] += 1;
+        P[F32_MV * D + c.L.post_attention_layernorm + i] += 1;
         P[np - D + i] += 1;
-    for (int i = 0; i < F32_Md; i++)
-        P[F32_MV * D + c.L.q_norm + i] += 1, P[F32_MV * D + c.L.k_norm + i] += 1;
+    }
+    for (int i = 0; i < F32_Md; i++) {
+        P[F32_MV * D + c.L.q_norm + i] += 1;
+        P[F32_MV * D + c.L.k_norm + i] += 1;
+    }
     rope_f32_acts_bind(&c.s, acts, &a);
     float *emb = P, *w = P + F32_MV * D, *wn = w + c.L.n;
     float *gemb = G, *gw = G + F32_MV * D, *gn = gw + c.L.n;

@@ -74,7 +74,9 @@ EXTRA_ROOTS_6 := generated/lib/ring-mpi.h generated/lib/ring-mpi.c \
   generated/cli/rope-ring-cli.c generated/tests/test-ring-mpi.c
 
 EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py \
-  generated/lib/corpus.h generated/lib/corpus.c generated/tools/kjv-corpus.py
+  generated/lib/corpus.h generated/lib/corpus.c generated/tools/kjv-corpus.py \
+  generated/lib/evidence-f32.h generated/lib/evidence-f32.c \
+  generated/tests/test-evidence-f32.c
 
 # ---------------------------------------------------------------- roots
 # The list of roots is the list of generated files; `make lint` holds the
@@ -126,9 +128,10 @@ endif
 
 HEADERS := $(addprefix $(T)/,$(notdir $(filter %.h,$(ROOTS))))
 # Chapter 5's kernel: attention.c, its reference and its two speed paths;
+# chapter 7's float32 block, evidence-f32.c (its workshop);
 # npy.c reads and writes the NumPy files of the workshop's frame.
 LIB_EXTRA := $(if $(filter attention,$(NAMES)),attention-naive attention-simd \
-  attention-bf16) $(if $(filter evidence,$(NAMES)),corpus)
+  attention-bf16) $(if $(filter evidence,$(NAMES)),corpus evidence-f32)
 LIB_OBJS := $(foreach m,$(NAMES) $(LIB_EXTRA) npy,$(B)/obj/$m.o)
 # The tables that the program and the book share (the frame of the
 # workshop) are linked by the CLI, the book-data writer and the tests.
@@ -139,7 +142,8 @@ TEST_OBJS := $(B)/obj/test-main.o $(B)/obj/test-util.o $(B)/obj/test-npy.o \
   $(B)/obj/test-runner.o \
   $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/test-$m.o $(B)/obj/test-exercises-$m.o \
-  $(B)/obj/exercises-$m-solution.o)
+  $(B)/obj/exercises-$m-solution.o) \
+  $(if $(filter evidence,$(NAMES)),$(B)/obj/test-evidence-f32.o)
 BOOKDATA_OBJS := $(B)/obj/bookdata-main.o $(B)/obj/bookdata-util.o \
   $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/bookdata-$m.o)
@@ -154,7 +158,7 @@ all: $(B)/librope.a $(B)/rope.h $(B)/rope
 
 # The library's headers, beside the library: rope.h includes the others.
 LIB_HEADERS := rope.h npy.h $(foreach m,$(NAMES),$m.h) \
-  $(if $(filter evidence,$(NAMES)),corpus.h)
+  $(if $(filter evidence,$(NAMES)),corpus.h evidence-f32.h)
 $(B)/rope.h: $(addprefix $(T)/,$(LIB_HEADERS))
 	@mkdir -p $(@D)
 	cp $^ $(@D)/

@@ -155,6 +155,81 @@ int bookdata_corpus(const char *dir)
         corpus_def_count(f, "corpus-heldout-shortest-chars",
                          c.docs[shortest].len);
     }
+
+    \section{A float32 MiniMind block and its backward}\label{sec:w-ev-f32}
+
+    The model of chapter~\ref{ch:evidence} computes in double precision
+    and leaves out MiniMind's [[q_norm]] and [[k_norm]].  This section
+    builds, as library code for a float32 trainer, one block exactly as
+    MiniMind's [[MiniMindBlock]] (lines 178--194) computes it, with its
+    backward: the pair \file{evidence-f32.h} and \file{evidence-f32.c}, one
+    concern (a float32 block) in one file pair, with the public names
+    [[rope_f32_*]].  It does not replace the double-precision model: the
+    experiments of chapter~\ref{ch:evidence} keep using that one.
+
+    \paragraph{The block, as MiniMind computes it.}
+    With $X$ the block's input, $[N_{\mathrm{batch}}, N, \dmodel]$, read as
+    $N_{\mathrm{batch}}N$ rows, the block computes, in order:
+    \begin{enumerate}
+    \item $X_1 = \mathrm{RMSNorm}(X)$ with the weights of
+      [[input_layernorm]]; MiniMind's [[RMSNorm]] (lines 50--60) is
+      $\mathrm{w}_i x_i\,\mathrm{rms}^{-1}$ with $\mathrm{rms}^{-1} =
+      (\mathrm{mean}_j\, x_j^2 + \mathrm{eps})^{-1/2}$, the mean taken over
+      the last axis (here $\dmodel$ wide);
+    \item $Q = X_1W_q\T$, $K = X_1W_k\T$, $V = X_1W_v\T$ ([[q_proj]],
+      [[k_proj]], [[v_proj]], here the weights of all heads at once), viewed as $[N_{\mathrm{batch}}, N, h, d]$
+      and $[N_{\mathrm{batch}}, N, h_{kv}, d]$;
+    \item [[q_norm]] and [[k_norm]], RMSNorms of width $d$ with their own
+      weights, applied to each head vector of $Q$ and of $K$: line 117
+      applies [[q_norm]] to [[xq]] and [[k_norm]] to [[xk]] after they
+      are viewed as [[[bsz, seq_len, n_local_heads, head_dim]]], so the
+      mean runs over [[head_dim]] only; $V$ is not normalised;
+    \item the rotation of chapter~\ref{ch:rotary} of the normalised $Q$
+      and $K$, \emph{after} the norm (line 119,
+      [[apply_rotary_pos_emb]]), with the tables of chapters~\ref{ch:rotary}--\ref{ch:scaling} (half
+      pairing; a YaRN table carries its attention factor $\xi$ in both
+      columns);
+    \item causal attention with grouped heads, query head $H$ reading key
+      and value head $G = \lfloor H/n_{\mathrm{rep}}\rfloor$, giving $O$,
+      $[N_{\mathrm{batch}}, N, h, d]$;
+    \item $X_2 = X + OW_o\T$ ([[o_proj]]), the first residual;
+    \item $X_3 = \mathrm{RMSNorm}(X_2)$ ([[post_attention_layernorm]]);
+    \item $Y = X_2 + \bigl(\mathrm{silu}(X_3W_{\mathrm{gate}}\T) \odot
+      X_3W_{\mathrm{up}}\T\bigr)W_{\mathrm{down}}\T$, MiniMind's
+      [[FeedForward]] (lines 136--146) and the second residual.
+    \end{enumerate}
+    After the last block, MiniMind's model applies one more RMSNorm
+    ([[norm]]) and the head; with [[tie_word_embeddings]] the head's
+    weight is the embedding matrix $W_{\mathrm{emb}}$, $[N_{\mathrm{voc}},
+    \dmodel]$, so the logits of a row $x$ are $xW_{\mathrm{emb}}\T$, and
+    the loss is the mean cross-entropy over the rows that have a target.
+
+    \paragraph{The interface.}
+    A block's shape names MiniMind's configuration fields.  Its weights
+    sit in one float array, in the order of MiniMind's modules, each
+    weight of a linear layer stored as [[nn.Linear]] stores it,
+    $[\text{out}, \text{in}]$:
+    \begin{center}\small
+    \begin{tabular}{@{}lll@{}}
+    \toprule
+    offset field & MiniMind's module & shape \\
+    \midrule
+    [[input_layernorm]] & [[input_layernorm.weight]] & $[\dmodel]$ \\
+    [[q_proj]] & [[self_attn.q_proj.weight]] & $[hd, \dmodel]$ \\
+    [[k_proj]], [[v_proj]] & [[self_attn.k_proj.weight]], [[v_proj]] & $[h_{kv}d, \dmodel]$ \\
+    [[o_proj]] & [[self_attn.o_proj.weight]] & $[\dmodel, hd]$ \\
+    [[q_norm]], [[k_norm]] & [[self_attn.q_norm.weight]], [[k_norm]] & $[d]$ \\
+    [[post_attention_layernorm]] & [[post_attention_layernorm.weight]] & $[\dmodel]$ \\
+    [[gate_proj]], [[up_proj]] & [[mlp.gate_proj.weight]], [[up_proj]] & $[d_{\mathrm{ff}}, \dmodel]$ \\
+    [[down_proj]] & [[mlp.down_proj.weight]] & $[\dmodel, d_{\mathrm{ff}}]$ \\
+    \bottomrule
+    \end{tabular}
+    \end{center}
+    The forward keeps, for the backward, the activations listed in
+    [[rope_f32_acts]] with their shapes; all of them are $O(N)$ per
+    sequence, none is $N\times N$: the attention weights are not kept
+    (the backward recomputes them, below).
+
     bd_close(f);
     rope_corpus_free(&c);
     return 0;

@@ -1,4 +1,4 @@
-/* W7.8 The King James corpus */
+/* W7.9 A float32 MiniMind block and its backward */
 /* evidence-f32.c: one MiniMind block in float32, forward and backward */
 #include "evidence-f32.h"
 #include "attention.h"

@@ -1,4 +1,4 @@
-/* W7.8 The King James corpus */
+/* W7.9 A float32 MiniMind block and its backward */
 /* evidence-f32.h: one MiniMind block in float32, forward and backward */
 #ifndef ROPE_EVIDENCE_F32_H
 #define ROPE_EVIDENCE_F32_H

@@ -1,4 +1,4 @@
-/* W7.8 The King James corpus */
+/* W7.9 A float32 MiniMind block and its backward */
 /* test-evidence-f32.c: the float32 block's backward (workshop W7) */
 #include <float.h>
 #include <math.h>

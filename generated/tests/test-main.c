@@ -49,6 +49,7 @@ static const struct {
     {7, exercises_evidence_suite},
     /* W7.8 The King James corpus */
     {7, corpus_suite},
+    /* W7.9 A float32 MiniMind block and its backward */
     {7, evidence_f32_suite},
     /* The frame of the workshop / The test runner */
     {0, NULL}

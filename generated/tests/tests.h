@@ -72,6 +72,7 @@ Suite *evidence_suite(void);
 Suite *exercises_evidence_suite(void);
 /* W7.8 The King James corpus */
 Suite *corpus_suite(void);
+/* W7.9 A float32 MiniMind block and its backward */
 Suite *evidence_f32_suite(void);
 /* The frame of the workshop / The test runner */
 #endif

@@ -21,7 +21,7 @@ typedef struct rope_attention_params {
     int batch, seq_len, kv_len; /* seq_len <= kv_len */
     int n_heads, n_kv_heads; /* n_heads % n_kv_heads == 0 */
     int head_dim;
-    long start_pos; /* S: key j sits at S + j */
+    long start_pos; /* n_0: key j sits at n_0 + j */
     int causal; /* 1: MiniMind's mask */
     const float *freqs_cos; /* [table_len, head_dim] or NULL */
     const float *freqs_sin; /* (NULL: no RoPE) */

@@ -189,7 +189,7 @@ int bookdata_ring(const char *dir)
     fclose(lk);
     FILE *cm = bd_open(dir, "ring-cmin.tex");
     fprintf(cm, "\\begin{tabular}{lrrrrr}\\toprule\nlink & $T_{\\text{lat}}$ & "
-            "$N_{c,\\min}$ & largest $P$ & step, $\\dot F$ & step, measured \\\\\n"
+            "$N_{c,\\min}$ & largest $P$ & step, $\\dot F$ & step, blocks alone \\\\\n"
             "\\midrule\n");
     for (int row = 0; row < 7; row++) {
         rope_ring_model mm = row == 0 ? m[0] : m[(row - 1) % 3];

@@ -193,29 +193,35 @@ int bookdata_attention(const char *dir)
     bd_def(f, "attention-split-ex-ranges", "%d",
            (ex_ntk + ex_per - 1) / ex_per);
     {
-        char path[4096], line[256];
+        char path[4096], line[512];
+        struct { int n, d; double g, pc; } rw[16];
+        int nrow = 0;
         snprintf(path, sizeof path, "%s/attention-rows.tsv", dir);
         FILE *rt = fopen(path, "r");
         if (!rt) {
-            fprintf(stderr, "bookdata: %s: cannot read the recorded rows\n",
-                    path);
+            fprintf(stderr, "bookdata: %s: cannot read the recorded rows\n", path);
             return 1;
         }
-        double lo = INFINITY, hi = -INFINITY, short_hi = -INFINITY;
-        while (fgets(line, sizeof line, rt)) {
+        while (nrow < 16 && fgets(line, sizeof line, rt)) {
             int n, kv, d, th;
             double g, pc;
             if (line[0] == '#' || sscanf(line, "%d %d %d %d %lf %lf", &n, &kv,
                                          &d, &th, &g, &pc) != 6
-                || th != 1 || n != kv || pc < 0)
+                || th != 1 || n != kv)
                 continue;
-            if (n >= 1024) {
-                lo = fmin(lo, pc);
-                hi = fmax(hi, pc);
-            } else
-                short_hi = fmax(short_hi, pc);
+            rw[nrow].n = n; rw[nrow].d = d; rw[nrow].g = g; rw[nrow].pc = pc;
+            nrow++;
         }
         fclose(rt);
+        double lo = INFINITY, hi = -INFINITY, short_hi = -INFINITY;
+        for (int r = 0; r < nrow; r++)
+            if (rw[r].pc >= 0) {
+                if (rw[r].n >= 1024) {
+                    lo = fmin(lo, rw[r].pc);
+                    hi = fmax(hi, rw[r].pc);
+                } else
+                    short_hi = fmax(short_hi, rw[r].pc);
+            }
         if (!isfinite(lo) || !isfinite(short_hi)) {
             fprintf(stderr, "bookdata: %s: no one-thread prefill rows\n", path);
             return 1;
@@ -223,77 +229,66 @@ int bookdata_attention(const char *dir)
         bd_def(f, "attention-low-pct", "%.0f", lo);
         bd_def(f, "attention-high-pct", "%.0f", hi);
         bd_def(f, "attention-short-pct", "%.0f", short_hi);
-    }
-    {
-        enum { NN = 3 };
-        static const int ns[NN] = {256, 1024, 4096};
-        double glo[NN][2], ghi[NN][2], gmed[NN][2];
-        int have = 0;
-        char path[4096], line[512];
-        snprintf(path, sizeof path, "%s/attention-rows.tsv", dir);
-        FILE *rt = fopen(path, "r");
-        while (rt && fgets(line, sizeof line, rt)) {
-            int n, kv, d, th;
-            double g, pc;
-            if (line[0] == '#' || sscanf(line, "%d %d %d %d %lf %lf", &n, &kv,
-                                         &d, &th, &g, &pc) != 6
-                || th != 1 || n != kv)
-                continue;
-            for (int a = 0; a < NN; a++)
-                if (n == ns[a] && (d == 64 || d == 96))
-                    gmed[a][d == 96] = g;
-        }
-        if (rt) fclose(rt);
-        snprintf(path, sizeof path, "%s/attention-bench.tex", dir);
-        FILE *bt = fopen(path, "r");
-        while (bt && fgets(line, sizeof line, bt)) {
-            int n, kv, d, th;
-            char naive[32];
-            double t, tmin, tmax;
-            /* N & N_kv & d & thr. & naive & tiled & [min, max] & ... */
-            if (sscanf(line, "%d & %d & %d & %d & %31s & %lf%*[^&]& [%lf, %lf]",
-                       &n, &kv, &d, &th, naive, &t, &tmin, &tmax) != 8
-                || th != 1 || n != kv || tmin <= 0)
-                continue;
-            for (int a = 0; a < NN; a++)
-                if (n == ns[a] && (d == 64 || d == 96)) {
-                    int w = d == 96;
-                    glo[a][w] = gmed[a][w] * t / tmax;
-                    ghi[a][w] = gmed[a][w] * t / tmin;
-                    have++;
-                }
-        }
-        if (bt) fclose(bt);
-        if (have != 2 * NN) {
-            fprintf(stderr, "bookdata: %s: expected %d one-thread prefill "
-                    "rows, read %d\n", path, 2 * NN, have);
-            return 1;
-        }
-        bd_def(f, "attention-gflops-4096-96", "%.0f", gmed[NN - 1][1]);
-        char dlist[128] = "", nl[2][128] = {"", ""};
-        int dn = 0, nn[2] = {0, 0};
-        for (int a = 0; a < NN; a++)
-            if (glo[a][1] > ghi[a][0]) {
-                size_t used = strlen(dlist);
-                snprintf(dlist + used, sizeof dlist - used, "%s$N = %d$",
-                         dn ? " and " : "", ns[a]);
-                dn++;
+        {
+            enum { NN = 3 };
+            static const int ns[NN] = {256, 1024, 4096};
+            double glo[NN][2], ghi[NN][2], gmed[NN][2];
+            int have = 0;
+            for (int r = 0; r < nrow; r++)
+                for (int a = 0; a < NN; a++)
+                    if (rw[r].n == ns[a] && (rw[r].d == 64 || rw[r].d == 96))
+                        gmed[a][rw[r].d == 96] = rw[r].g;
+            snprintf(path, sizeof path, "%s/attention-bench.tex", dir);
+            FILE *bt = fopen(path, "r");
+            while (bt && fgets(line, sizeof line, bt)) {
+                int n, kv, d, th;
+                char naive[32];
+                double t, tmin, tmax;
+                /* N & N_kv & d & thr. & naive & tiled & [min, max] & ... */
+                if (sscanf(line, "%d & %d & %d & %d & %31s & %lf%*[^&]& [%lf, %lf]",
+                           &n, &kv, &d, &th, naive, &t, &tmin, &tmax) != 8
+                    || th != 1 || n != kv || tmin <= 0)
+                    continue;
+                for (int a = 0; a < NN; a++)
+                    if (n == ns[a] && (d == 64 || d == 96)) {
+                        int w = d == 96;
+                        glo[a][w] = gmed[a][w] * t / tmax;
+                        ghi[a][w] = gmed[a][w] * t / tmin;
+                        have++;
+                    }
             }
-        for (int w = 0; w < 2; w++)
-            for (int a = 0; a + 1 < NN; a++)
-                if (glo[a + 1][w] > ghi[a][w]) {
-                    size_t used = strlen(nl[w]);
-                    snprintf(nl[w] + used, sizeof nl[w] - used, "%s%d to %d",
-                             nn[w] ? ", " : "", ns[a], ns[a + 1]);
-                    nn[w]++;
+            if (bt) fclose(bt);
+            if (have != 2 * NN) {
+                fprintf(stderr, "bookdata: %s: expected %d one-thread prefill "
+                        "rows, read %d\n", path, 2 * NN, have);
+                return 1;
+            }
+            bd_def(f, "attention-gflops-4096-96", "%.0f", gmed[NN - 1][1]);
+            char dlist[128] = "", nl[2][128] = {"", ""};
+            int dn = 0, nn[2] = {0, 0};
+            for (int a = 0; a < NN; a++)
+                if (glo[a][1] > ghi[a][0]) {
+                    size_t used = strlen(dlist);
+                    snprintf(dlist + used, sizeof dlist - used, "%s$N = %d$",
+                             dn ? " and " : "", ns[a]);
+                    dn++;
                 }
-        bd_def(f, "attention-trend-ranges",
-               "Against the rows' ranges, the speed rises with $N$ %s%s%s%s "
-               "for $d = 64$ and %s%s%s for $d = 96$; it rises with $d$ %s%s.",
-               nn[0] ? "from " : "", nn[0] ? nl[0] : "at no step", "", "",
-               nn[1] ? "from " : "", nn[1] ? nl[1] : "at no step", "",
-               dn ? "at " : "at no length: the two widths' ranges overlap",
-               dn ? dlist : "");
+            for (int w = 0; w < 2; w++)
+                for (int a = 0; a + 1 < NN; a++)
+                    if (glo[a + 1][w] > ghi[a][w]) {
+                        size_t used = strlen(nl[w]);
+                        snprintf(nl[w] + used, sizeof nl[w] - used, "%s%d to %d",
+                                 nn[w] ? ", " : "", ns[a], ns[a + 1]);
+                        nn[w]++;
+                    }
+            bd_def(f, "attention-trend-ranges",
+                   "Against the rows' ranges, the speed rises with $N$ %s%s%s%s "
+                   "for $d = 64$ and %s%s%s for $d = 96$; it rises with $d$ %s%s.",
+                   nn[0] ? "from " : "", nn[0] ? nl[0] : "at no step", "", "",
+                   nn[1] ? "from " : "", nn[1] ? nl[1] : "at no step", "",
+                   dn ? "at " : "at no length: the two widths' ranges overlap",
+                   dn ? dlist : "");
+        }
     }
     fprintf(f, "\\input{\\datadir provenance.tex}\n"
             "\\input{\\datadir attention-measured.tex}\n"

@@ -76,7 +76,9 @@ EXTRA_ROOTS_6 := generated/lib/ring-mpi.h generated/lib/ring-mpi.c \
 EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py \
   generated/lib/corpus.h generated/lib/corpus.c generated/tools/kjv-corpus.py \
   generated/lib/evidence-f32.h generated/lib/evidence-f32.c \
-  generated/tests/test-evidence-f32.c
+  generated/tests/test-evidence-f32.c generated/lib/linear-f32.c \
+  generated/lib/lm-f32.h generated/lib/lm-f32.c generated/cli/cli-lm.c \
+  generated/tests/test-lm-f32.c generated/tools/evidence-compare.py
 
 # ---------------------------------------------------------------- roots
 # The list of roots is the list of generated files; `make lint` holds the
@@ -131,19 +133,22 @@ HEADERS := $(addprefix $(T)/,$(notdir $(filter %.h,$(ROOTS))))
 # chapter 7's float32 block, evidence-f32.c (its workshop);
 # npy.c reads and writes the NumPy files of the workshop's frame.
 LIB_EXTRA := $(if $(filter attention,$(NAMES)),attention-naive attention-simd \
-  attention-bf16) $(if $(filter evidence,$(NAMES)),corpus evidence-f32)
+  attention-bf16) $(if $(filter evidence,$(NAMES)),corpus evidence-f32 \
+  linear-f32 lm-f32)
 LIB_OBJS := $(foreach m,$(NAMES) $(LIB_EXTRA) npy,$(B)/obj/$m.o)
 # The tables that the program and the book share (the frame of the
 # workshop) are linked by the CLI, the book-data writer and the tests.
 TABLES_OBJS := $(B)/obj/tables.o
 CLI_OBJS := $(B)/obj/rope-cli.o $(B)/obj/cli-util.o $(TABLES_OBJS) \
-  $(foreach m,$(NAMES),$(B)/obj/cli-$m.o)
+  $(foreach m,$(NAMES),$(B)/obj/cli-$m.o) \
+  $(if $(filter evidence,$(NAMES)),$(B)/obj/cli-lm.o)
 TEST_OBJS := $(B)/obj/test-main.o $(B)/obj/test-util.o $(B)/obj/test-npy.o \
   $(B)/obj/test-runner.o \
   $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/test-$m.o $(B)/obj/test-exercises-$m.o \
   $(B)/obj/exercises-$m-solution.o) \
-  $(if $(filter evidence,$(NAMES)),$(B)/obj/test-evidence-f32.o)
+  $(if $(filter evidence,$(NAMES)),$(B)/obj/test-evidence-f32.o \
+  $(B)/obj/test-lm-f32.o)
 BOOKDATA_OBJS := $(B)/obj/bookdata-main.o $(B)/obj/bookdata-util.o \
   $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/bookdata-$m.o)
@@ -158,7 +163,7 @@ all: $(B)/librope.a $(B)/rope.h $(B)/rope
 
 # The library's headers, beside the library: rope.h includes the others.
 LIB_HEADERS := rope.h npy.h $(foreach m,$(NAMES),$m.h) \
-  $(if $(filter evidence,$(NAMES)),corpus.h evidence-f32.h)
+  $(if $(filter evidence,$(NAMES)),corpus.h evidence-f32.h lm-f32.h)
 $(B)/rope.h: $(addprefix $(T)/,$(LIB_HEADERS))
 	@mkdir -p $(@D)
 	cp $^ $(@D)/
@@ -177,6 +182,9 @@ $(T)/%.c $(T)/%.h: $(T)/.stamp ;
 $(B)/obj/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
 	@mkdir -p $(@D)
 	$(CC) $(ALLCFLAGS) $(LIB_PIC) -c $< -o $@
+# The trainer's vectorised linear layers (workshop W7.10): -O3 lets the
+# compiler vectorise their one loop; the sums stay in order.
+$(B)/obj/linear-f32.o: ALLCFLAGS += -O3
 # The library's objects serve librope.a and librope.so alike (the
 # workshop of the Python binding): position-independent, and with
 # -fno-semantic-interposition gcc gives them the instructions it gives
@@ -375,29 +383,53 @@ $(B)/bench-evidence: $(B)/obj/bench-evidence.o $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---------------------------------------------------------------- experiments
-# Chapter 7: make experiments trains the grid of tiny models (two tasks,
-# three encodings, EV_SEEDS) two runs at a time and rewrites the committed
-# book/data/evidence/results.tsv and provenance.txt that make book reads.
-EV_SEEDS ?= 1 2 3
-EV_STEPS ?= 300
-EV_ARGS ?=
-.PHONY: experiments
-experiments: deps
+# Chapter 7 (workshop, "The grid"): make experiments trains and measures
+# the language models of the grid, EXP_JOBS runs at a time, each run one
+# `rope lm' process with one thread, and writes results.tsv and
+# provenance.txt into EXP_OUT (book/data/evidence/, which make book
+# reads).  QUICK=1 runs one seed of each encoding on a tenth of the
+# tokens into build/experiments-quick/ (CI runs it; the book's data are
+# not touched).  EXP_SEEDS and EXP_OUT rerun the grid with other seeds
+# elsewhere; make experiments-compare EXP_OUT=DIR then says which of its
+# means fall inside the book's intervals.
+EXP_JOBS ?= 2
+ifeq ($(QUICK),1)
+EXP_SEEDS ?= 1
+EXP_OUT ?= build/experiments-quick
+EXP_ARGS ?= --tokens 200000 --eval-tokens 4096 --trials 1
+EXP_CONVERGE :=
+else
+EXP_SEEDS ?= 1 2 3 4 5
+EXP_OUT ?= book/data/evidence
+EXP_ARGS ?=
+EXP_CONVERGE := converge
+endif
+EXP_RUNS = $(foreach s,$(EXP_SEEDS),nope:1e4:$s:0 sin:1e4:$s:0 \
+  rope:1e4:$s:10 rope:1e6:$s:0) $(if $(EXP_CONVERGE),rope:1e4:1:30)
+.PHONY: experiments experiments-compare
+experiments: deps corpus
 	@$(MAKE) --no-print-directory $(B)/rope
-	@mkdir -p build/evidence book/data/evidence; rm -f build/evidence/*.tsv
-	@start=$$(date +%s); \
-	for t in copy lag; do for p in nope sin rope; do for s in $(EV_SEEDS); do \
-	  echo "$$t $$p $$s"; done; done; done | xargs -P 2 -n 3 sh -c \
-	  '$(B)/rope evidence --task $$0 --pe $$1 --seed $$2 --steps $(EV_STEPS) $(EV_ARGS) > build/evidence/$$0-$$1-$$2.tsv 2> build/evidence/$$0-$$1-$$2.log || { tail -3 build/evidence/$$0-$$1-$$2.log >&2; exit 255; }'; \
-	{ echo "# task pe seed method tuned n accuracy loss"; \
-	  cat build/evidence/*.tsv; } > book/data/evidence/results.tsv; \
-	{ echo "command make experiments EV_SEEDS='$(EV_SEEDS)' EV_ARGS='$(EV_ARGS)'"; \
+	@mkdir -p $(EXP_OUT) build/experiments/runs; \
+	rm -f build/experiments/runs/*; start=$$(date +%s); \
+	echo "experiments: $(words $(EXP_RUNS)) runs, $(EXP_JOBS) at a time; progress in build/experiments/runs/*.log" >&2; \
+	for r in $(EXP_RUNS); do echo $$r; done | tr ':' ' ' | xargs -P $(EXP_JOBS) -n 4 sh -c \
+	  'f=build/experiments/runs/$$0-$$1-$$2-$$3; \
+	   $(B)/rope lm --pe $$0 --base $$1 --seed $$2 --ft-percent $$3 $(EXP_ARGS) \
+	     $$( [ $$3 = 30 ] && echo --ft-only ) > $$f.tsv 2> $$f.log \
+	   && echo "experiments: $$0 base $$1 seed $$2 done ($$(tail -1 $$f.log | sed "s/.*\[\([0-9]*\) s\].*/\1/") s)" >&2 \
+	   || { echo "experiments: $$0 base $$1 seed $$2 failed:" >&2; tail -3 $$f.log >&2; exit 255; }' \
+	&& { head -1 build/experiments/runs/nope-1e4-1-0.tsv; \
+	     cat build/experiments/runs/*.tsv | grep -v '^#'; } > $(EXP_OUT)/results.tsv \
+	&& { echo "command make experiments EXP_SEEDS='$(EXP_SEEDS)' EXP_ARGS='$(EXP_ARGS)' QUICK='$(QUICK)'"; \
 	  echo "commit $$(git rev-parse HEAD 2>/dev/null || echo unknown)"; \
+	  echo "date $$(date -u +%Y-%m-%dT%H:%MZ)"; \
 	  echo "cpu $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"; \
-	  echo "seconds $$(( $$(date +%s) - start ))"; \
-	  echo "runs $$(ls build/evidence/*.tsv | wc -l)"; \
-	  echo "seeds $(words $(EV_SEEDS))"; echo "steps $(EV_STEPS)"; } > book/data/evidence/provenance.txt; \
-	echo "experiments: $$(grep -vc '^#' book/data/evidence/results.tsv) results in $$(( $$(date +%s) - start )) s"
+	  echo "cores $$(nproc)"; echo "jobs $(EXP_JOBS)"; \
+	  echo "runs $(words $(EXP_RUNS))"; echo "seeds $(EXP_SEEDS)"; \
+	  echo "seconds $$(( $$(date +%s) - start ))"; } > $(EXP_OUT)/provenance.txt \
+	&& echo "experiments: $$(grep -vc '^#' $(EXP_OUT)/results.tsv) rows in $(EXP_OUT)/results.tsv, $$(( $$(date +%s) - start )) s"
+experiments-compare: $(T)/.stamp
+	@$(PYTHON) $(T)/evidence-compare.py book/data/evidence/results.tsv $(EXP_OUT)/results.tsv
 build/data/.stamp: $(wildcard book/data/evidence/*)
 
 # ---------------------------------------------------------------- corpus

@@ -5,66 +5,180 @@
 #include <string.h>
 #include "bookdata.h"
 
-typedef struct ev_row {
-    char task[8], pe[8], method[16], tag[8];
-    int seed, n;
-    double acc, loss;
-} ev_row;
+static int lm_vocab_size(void)
+{
+    rope_corpus c;
+    char err[256];
+    int v = 0;
+    if (rope_corpus_load("build/corpus/kjv.txt", &c, err, sizeof err) == 0) {
+        v = c.vocab_size;
+        rope_corpus_free(&c);
+    }
+    return v;
+}
+static long LM_L; /* the training length: the shortest length evaluated */
 
-static int ev_read_results(const char *path, ev_row *rows, int cap)
+static const char *lm_base_name(double base) /* 1e4, 1e6 */
+{
+    static char buf[4][16];
+    static int next;
+    char *b = buf[next++ % 4];
+    snprintf(b, 16, "1e%d", (int)lround(log10(base)));
+    return b;
+}
+
+typedef struct lm_row {
+    char kind[8], pe[8], model[24], method[24];
+    double base, x, v[8];
+    int seed;
+} lm_row;
+
+static int lm_read_results(const char *path, lm_row *rows, int cap)
 {
     FILE *in = fopen(path, "r");
-    char line[256];
+    char line[512];
     int n = 0;
-    if (in == NULL) { perror(path); return -1; }
-    while (n < cap && fgets(line, sizeof line, in))
-        if (line[0] != '#'
-            && sscanf(line, "%7s %7s %d %15s %7s %d %lf %lf", rows[n].task,
-                      rows[n].pe, &rows[n].seed, rows[n].method, rows[n].tag,
-                      &rows[n].n, &rows[n].acc, &rows[n].loss) == 8)
+    if (in == NULL) {
+        perror(path);
+        return -1;
+    }
+    while (n < cap && fgets(line, sizeof line, in)) {
+        lm_row *r = &rows[n];
+        memset(r, 0, sizeof *r);
+        if (line[0] == '#')
+            continue;
+        if (!strncmp(line, "train", 5)) {
+            if (sscanf(line, "%7s %7s %lf %d %23s %lf %lf %lf", r->kind, r->pe,
+                       &r->base, &r->seed, r->model, &r->x, &r->v[0],
+                       &r->v[1]) == 8)
+                n++;
+        } else if (sscanf(line, "%7s %7s %lf %d %23s %23s %lf %lf %lf %lf %lf "
+                          "%lf %lf %lf", r->kind, r->pe, &r->base, &r->seed,
+                          r->model, r->method, &r->x, &r->v[0], &r->v[1],
+                          &r->v[2], &r->v[3], &r->v[4], &r->v[5],
+                          &r->v[6]) >= 8)
             n++;
+    }
     fclose(in);
     return n;
 }
-static void ev_curve(const char *dir, FILE *f, const ev_row *rows, int n,
-                     const char *task, const char *pe, const char *method,
-                     const char *tag)
+static double lm_t975(int dof)
 {
-    char name[128];
-    FILE *out = NULL;
-    for (int len = 1; len <= ROPE_EV_MAX_LEN; len *= 2) {
-        double sum = 0, lo = 2, hi = -1, lsum = 0;
-        int k = 0;
-        for (int i = 0; i < n; i++)
-            if (rows[i].n == len && !strcmp(rows[i].task, task)
-                && !strcmp(rows[i].pe, pe) && !strcmp(rows[i].method, method)
-                && !strcmp(rows[i].tag, tag)) {
-                sum += rows[i].acc;
-                lsum += rows[i].loss;
-                lo = fmin(lo, rows[i].acc);
-                hi = fmax(hi, rows[i].acc);
-                k++;
-            }
-        if (k == 0) continue;
-        if (out == NULL) {
-            snprintf(name, sizeof name, "evidence-%s-%s-%s-%s.dat", task, pe,
-                     method, tag);
-            out = bd_open(dir, name);
-            fprintf(out, "n acc lo hi loss seeds\n");
+    static const double t[] = {NAN, 12.706, 4.303, 3.182, 2.776, 2.571,
+                               2.447, 2.365, 2.306, 2.262, 2.228};
+    return dof >= 1 && dof <= 10 ? t[dof] : 1.96;
+}
+
+typedef struct lm_stat {
+    double mean, half; /* the interval is mean +- half */
+    int k;
+} lm_stat;
+
+static lm_stat lm_stat_of(const double *y, int k)
+{
+    lm_stat s = {NAN, NAN, k};
+    double sum = 0, ss = 0;
+    for (int i = 0; i < k; i++)
+        sum += y[i];
+    if (k == 0)
+        return s;
+    s.mean = sum / k;
+    for (int i = 0; i < k; i++)
+        ss += (y[i] - s.mean) * (y[i] - s.mean);
+    s.half = k > 1 ? lm_t975(k - 1) * sqrt(ss / (k - 1)) / sqrt((double)k)
+                   : NAN;
+    return s;
+}
+
+/* The values column `col' of the rows of one kind, pe, base, model,
+   method at x, ordered by seed (at most 64). */
+static int lm_select(const lm_row *rows, int n, const char *kind,
+                     const char *pe, double base, const char *model,
+                     const char *method, double x, int col, double *y,
+                     int *seeds)
+{
+    int k = 0;
+    for (int i = 0; i < n && k < 64; i++) {
+        const lm_row *r = &rows[i];
+        if (strcmp(r->kind, kind) || strcmp(r->pe, pe) || r->base != base
+            || strcmp(r->model, model) || (method && strcmp(r->method, method))
+            || r->x != x)
+            continue;
+        int at = k++;
+        while (at > 0 && seeds[at - 1] > r->seed) {
+            seeds[at] = seeds[at - 1];
+            y[at] = y[at - 1];
+            at--;
         }
-        fprintf(out, "%d %.2f %.2f %.2f %.4f %d\n", len, 100 * sum / k,
-                100 * (sum / k - lo), 100 * (hi - sum / k), lsum / k, k);
-        snprintf(name, sizeof name, "ev-%s-%s-%s-%s-%d", task, pe, method,
-                 tag, len);
-        bd_def(f, name, "%.0f", 100 * sum / k);
-        snprintf(name, sizeof name, "ev-%s-%s-%s-%s-%d-lo", task, pe,
-                 method, tag, len);
-        bd_def(f, name, "%.0f", 100 * lo);
-        snprintf(name, sizeof name, "ev-%s-%s-%s-%s-%d-hi", task, pe,
-                 method, tag, len);
-        bd_def(f, name, "%.0f", 100 * hi);
+        seeds[at] = r->seed;
+        y[at] = r->v[col];
     }
-    if (out) bd_close(out);
+    return k;
+}
+static void lm_curve(const char *dir, FILE *f, const lm_row *rows, int n,
+                     const char *kind, const char *pe, double base,
+                     const char *model, const char *method, long first,
+                     long last, long step, int doubling)
+{
+    char name[160], tag[128];
+    FILE *out = NULL;
+    snprintf(tag, sizeof tag, "%s-%s-%s-%s-%s", kind, pe, lm_base_name(base),
+             model, method);
+    for (long x = first; x <= last; x = doubling ? 2 * x : x + step) {
+        double y[64];
+        int seeds[64], k = lm_select(rows, n, kind, pe, base, model, method,
+                                     (double)x, 0, y, seeds);
+        lm_stat s = lm_stat_of(y, k);
+        if (k == 0)
+            continue;
+        if (out == NULL) {
+            snprintf(name, sizeof name, "lm-%s.dat", tag);
+            out = bd_open(dir, name);
+            fprintf(out, "x ppl lo hi loss seeds\n");
+        }
+        fprintf(out, "%ld %.4f %.4f %.4f %.5f %d\n", x, exp(s.mean),
+                exp(s.mean - (k > 1 ? s.half : 0)),
+                exp(s.mean + (k > 1 ? s.half : 0)), s.mean, k);
+        if (strcmp(kind, "ppl"))
+            continue;
+        snprintf(name, sizeof name, "lm-%s-%ld", tag + 4, x);
+        bd_def(f, name, "%.2f", exp(s.mean));
+        snprintf(name, sizeof name, "lm-%s-%ld-lo", tag + 4, x);
+        bd_def(f, name, "%.2f", exp(s.mean - (k > 1 ? s.half : 0)));
+        snprintf(name, sizeof name, "lm-%s-%ld-hi", tag + 4, x);
+        bd_def(f, name, "%.2f", exp(s.mean + (k > 1 ? s.half : 0)));
+    }
+    if (out)
+        bd_close(out);
+}
+static void lm_diff(FILE *f, const lm_row *rows, int n, const char *name,
+                    const char *pe_a, double base_a, const char *model_a,
+                    const char *method_a, const char *pe_b, double base_b,
+                    const char *model_b, const char *method_b, long x)
+{
+    double ya[64], yb[64], d[64] = {0};
+    int sa[64], sb[64], k = 0;
+    int ka = lm_select(rows, n, "ppl", pe_a, base_a, model_a, method_a,
+                       (double)x, 0, ya, sa);
+    int kb = lm_select(rows, n, "ppl", pe_b, base_b, model_b, method_b,
+                       (double)x, 0, yb, sb);
+    for (int i = 0, j = 0; i < ka && j < kb;)
+        if (sa[i] == sb[j])
+            d[k++] = ya[i++] - yb[j++];
+        else if (sa[i] < sb[j])
+            i++;
+        else
+            j++;
+    lm_stat s = lm_stat_of(d, k);
+    char key[128];
+    if (k < 2)
+        return;
+    snprintf(key, sizeof key, "lmd-%s", name);
+    bd_def(f, key, "%.3f", exp(s.mean));
+    snprintf(key, sizeof key, "lmd-%s-lo", name);
+    bd_def(f, key, "%.3f", exp(s.mean - s.half));
+    snprintf(key, sizeof key, "lmd-%s-hi", name);
+    bd_def(f, key, "%.3f", exp(s.mean + s.half));
 }
 /* W7.8 The King James corpus */
 static void corpus_def_count(FILE *f, const char *key, size_t v)
@@ -163,47 +277,197 @@ int bookdata_corpus(const char *dir)
 /* W7.5 The book's data */
 int bookdata_evidence(const char *dir)
 {
-    static ev_row rows[4096];
-    int n = ev_read_results("book/data/evidence/results.tsv", rows, 4096);
+    static lm_row rows[20000];
+    int n = lm_read_results("book/data/evidence/results.tsv", rows, 20000);
     FILE *f = bd_numbers_open(dir, "evidence");
-    rope_ev_config c;
-    rope_ev_model m;
+    rope_lm_config c;
+    rope_lm m;
     if (n <= 0) {
         fprintf(stderr, "bookdata: no results in book/data/evidence\n");
         return 1;
     }
-    rope_ev_config_default(&c, ROPE_EV_ROPE);
-    rope_ev_init(&m, &c, 1);
-    bd_def(f, "ev-params", "%zu", m.n_params);
-    rope_ev_free(&m);
-    bd_def(f, "ev-lag-k", "%d", ROPE_EV_LAG_K);
-    bd_def(f, "ev-ffn", "%d", c.intermediate_size);
-    bd_def(f, "ev-chance", "%.0f", 100.0 / c.vocab_size);
+    rope_lm_config_defaults(&c);
+    c.vocab_size = lm_vocab_size();
+    if (rope_lm_init(&m, &c, 1) == 0) {
+        bd_def(f, "lm-params", "%zu", m.n_params);
+        rope_lm_free(&m);
+    }
+    bd_def(f, "lm-vocab", "%d", c.vocab_size);
+    LM_L = 0;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(rows[i].kind, "ppl") && (LM_L == 0 || rows[i].x < LM_L))
+            LM_L = (long)rows[i].x;
+    bd_def(f, "lm-L", "%ld", LM_L);
+    bd_def(f, "lm-ffn", "%d", c.block.intermediate_size);
     {
         FILE *in = fopen("book/data/evidence/provenance.txt", "r");
         char line[512], key[64], val[448];
         while (in && fgets(line, sizeof line, in))
-            if (sscanf(line, "%63s %447[^\n]", key, val) == 2
-                && strspn(val, "0123456789.") == strlen(val)) {
+            if (sscanf(line, "%63s %447[^\n]", key, val) == 2) {
                 char name[80];
-                snprintf(name, sizeof name, "ev-%s", key);
-                bd_def(f, name, "%s", val);
+                snprintf(name, sizeof name, "lm-prov-%s", key);
+                if (!strcmp(key, "commit"))
+                    val[12] = 0;
+                if (!strcmp(key, "seconds"))
+                    bd_def(f, "lm-prov-minutes", "%.0f", atof(val) / 60);
+                else if (strcmp(key, "command") != 0)
+                    bd_def(f, name, "%s", val);
             }
-        if (in) fclose(in);
+        if (in)
+            fclose(in);
     }
     {
-        static const char *const tasks[] = {"copy", "lag"};
-        static const char *const pes[] = {"nope", "sin"};
-        static const char *const methods[] = {"plain", "pi", "ntk", "dynamic",
-                                              "yarn-minimind", "yarn-hf"};
-        for (int t = 0; t < 2; t++) {
-            for (int p = 0; p < 2; p++)
-                ev_curve(dir, f, rows, n, tasks[t], pes[p], "plain", "none");
-            for (int me = 0; me < 6; me++)
-                ev_curve(dir, f, rows, n, tasks[t], "rope", methods[me], "none");
-            ev_curve(dir, f, rows, n, tasks[t], "rope", "pi", "ft");
-            ev_curve(dir, f, rows, n, tasks[t], "rope", "yarn-hf", "ft");
+        static const char *const pes[] = {"nope", "sin", "rope", "rope"};
+        static const double bases[] = {1e4, 1e4, 1e4, 1e6};
+        static const char *const models[] = {"pre", "ft-pi-10", "ft-yarn-hf-10",
+                                             "ft-pi-30", "ft-yarn-hf-30"};
+        for (int p = 0; p < 4; p++)
+            for (int mo = 0; mo < 5; mo++) {
+                double y[64], tokens[64];
+                int k = 0;
+                for (int i = 0; i < n && k < 64; i++)
+                    if (!strcmp(rows[i].kind, "train") && !strcmp(rows[i].pe, pes[p])
+                        && rows[i].base == bases[p]
+                        && !strcmp(rows[i].model, models[mo])) {
+                        y[k] = rows[i].v[1];
+                        tokens[k++] = rows[i].x;
+                    }
+                if (k == 0)
+                    continue;
+                lm_stat s = lm_stat_of(y, k);
+                char name[96];
+                snprintf(name, sizeof name, "lm-val-%s-%s-%s", pes[p],
+                         lm_base_name(bases[p]), models[mo]);
+                bd_def(f, name, "%.3f", s.mean);
+                snprintf(name, sizeof name, "lm-val-%s-%s-%s-half", pes[p],
+                         lm_base_name(bases[p]), models[mo]);
+                bd_def(f, name, "%.3f", k > 1 ? s.half : 0.0);
+                snprintf(name, sizeof name, "lm-seeds-%s-%s-%s", pes[p],
+                         lm_base_name(bases[p]), models[mo]);
+                bd_def(f, name, "%d", k);
+                snprintf(name, sizeof name, "lm-tokens-%s-%s-%s", pes[p],
+                         lm_base_name(bases[p]), models[mo]);
+                bd_def(f, name, "%.1f", tokens[0] / 1e6);
+            }
+    }
+    {
+        static const char *const methods[] = {
+            "rope", "pi", "ntk", "dynamic", "yarn-hf", "yarn-hf-notemp",
+            "yarn-minimind", "yarn-minimind-temp"};
+        static const double bases[] = {1e4, 1e6};
+        static const char *const kinds[] = {"ppl", "pos"};
+        for (int k = 0; k < 2; k++) {
+            int pos = k == 1;
+            long first = pos ? 0 : LM_L, last = pos ? 16 * LM_L - 1 : 16 * LM_L;
+            long step = LM_L / 4;
+            lm_curve(dir, f, rows, n, kinds[k], "nope", 1e4, "pre", "none",
+                     first, last, step, !pos);
+            lm_curve(dir, f, rows, n, kinds[k], "sin", 1e4, "pre", "none",
+                     first, last, step, !pos);
+            for (int b = 0; b < 2; b++)
+                for (int me = 0; me < 8; me++)
+                    lm_curve(dir, f, rows, n, kinds[k], "rope", bases[b], "pre",
+                             methods[me], first, last, step, !pos);
+            lm_curve(dir, f, rows, n, kinds[k], "rope", 1e4, "ft-pi-10", "pi",
+                     first, last, step, !pos);
+            lm_curve(dir, f, rows, n, kinds[k], "rope", 1e4, "ft-yarn-hf-10",
+                     "yarn-hf", first, last, step, !pos);
+            lm_curve(dir, f, rows, n, kinds[k], "rope", 1e4, "ft-pi-30", "pi",
+                     first, last, step, !pos);
+            lm_curve(dir, f, rows, n, kinds[k], "rope", 1e4, "ft-yarn-hf-30",
+                     "yarn-hf", first, last, step, !pos);
         }
+    }
+    {
+        long L = LM_L;
+        lm_diff(f, rows, n, "temp-4L", "rope", 1e4, "pre", "yarn-hf", "rope", 1e4,
+                "pre", "yarn-hf-notemp", 4 * L);
+        lm_diff(f, rows, n, "temp-L", "rope", 1e4, "pre", "yarn-hf", "rope", 1e4,
+                "pre", "yarn-hf-notemp", L);
+        lm_diff(f, rows, n, "yarn-rope-4L", "rope", 1e4, "pre", "yarn-hf", "rope",
+                1e4, "pre", "rope", 4 * L);
+        lm_diff(f, rows, n, "yarn-rope-L", "rope", 1e4, "pre", "yarn-hf", "rope",
+                1e4, "pre", "rope", L);
+        lm_diff(f, rows, n, "ntk-rope-L", "rope", 1e4, "pre", "ntk", "rope", 1e4,
+                "pre", "rope", L);
+        lm_diff(f, rows, n, "dyn-ntk-4L", "rope", 1e4, "pre", "dynamic", "rope",
+                1e4, "pre", "ntk", 4 * L);
+        lm_diff(f, rows, n, "mm-hf-4L", "rope", 1e4, "pre", "yarn-minimind",
+                "rope", 1e4, "pre", "yarn-hf-notemp", 4 * L);
+        lm_diff(f, rows, n, "ftyarn-ftpi-4L", "rope", 1e4, "ft-yarn-hf-10",
+                "yarn-hf", "rope", 1e4, "ft-pi-10", "pi", 4 * L);
+        lm_diff(f, rows, n, "ftyarn-yarn-4L", "rope", 1e4, "ft-yarn-hf-10",
+                "yarn-hf", "rope", 1e4, "pre", "yarn-hf", 4 * L);
+        lm_diff(f, rows, n, "ftpi-rope-L", "rope", 1e4, "ft-pi-10", "pi", "rope",
+                1e4, "pre", "rope", L);
+        lm_diff(f, rows, n, "ftyarn-rope-L", "rope", 1e4, "ft-yarn-hf-10",
+                "yarn-hf", "rope", 1e4, "pre", "rope", L);
+        lm_diff(f, rows, n, "sin-rope-L", "sin", 1e4, "pre", "none", "rope", 1e4,
+                "pre", "rope", L);
+        lm_diff(f, rows, n, "nope-rope-L", "nope", 1e4, "pre", "none", "rope",
+                1e4, "pre", "rope", L);
+        lm_diff(f, rows, n, "b6-b4-L", "rope", 1e6, "pre", "rope", "rope", 1e4,
+                "pre", "rope", L);
+        lm_diff(f, rows, n, "b6-b4-4L", "rope", 1e6, "pre", "rope", "rope", 1e4,
+                "pre", "rope", 4 * L);
+    }
+    {
+        static const struct {
+            const char *pe, *model, *method, *label;
+            double base;
+        } rows_of[] = {
+            {"nope", "pre", "none", "NoPE", 1e4},
+            {"sin", "pre", "none", "sinusoidal", 1e4},
+            {"rope", "pre", "rope", "RoPE $10^4$", 1e4},
+            {"rope", "pre", "pi", "\\quad PI", 1e4},
+            {"rope", "pre", "ntk", "\\quad NTK-aware", 1e4},
+            {"rope", "pre", "dynamic", "\\quad dynamic NTK", 1e4},
+            {"rope", "pre", "yarn-hf", "\\quad YaRN", 1e4},
+            {"rope", "ft-pi-10", "pi", "\\quad PI, fine-tuned", 1e4},
+            {"rope", "ft-yarn-hf-10", "yarn-hf", "\\quad YaRN, fine-tuned", 1e4},
+            {"rope", "pre", "rope", "RoPE $10^6$", 1e6},
+        };
+        FILE *t = bd_open(dir, "evidence-passkey.tex");
+        long L = LM_L, right_all = 0, trials_all = 0;
+        for (size_t r = 0; r < sizeof rows_of / sizeof *rows_of; r++) {
+            fprintf(t, "%s", rows_of[r].label);
+            for (long len = L / 2; len <= 16 * L; len *= 2) {
+                double gain[64], sum[64] = {0};
+                int seeds[64], cnt[64] = {0}, k = 0;
+                long right = 0, trials = 0;
+                for (int i = 0; i < n; i++) {
+                    const lm_row *w = &rows[i];
+                    if (strcmp(w->kind, "passkey") || strcmp(w->pe, rows_of[r].pe)
+                        || w->base != rows_of[r].base
+                        || strcmp(w->model, rows_of[r].model)
+                        || strcmp(w->method, rows_of[r].method) || w->x != len)
+                        continue;
+                    int at = 0;
+                    while (at < k && seeds[at] != w->seed)
+                        at++;
+                    if (at == k && k < 64)
+                        seeds[k++] = w->seed;
+                    right += (long)w->v[1];
+                    trials += (long)w->v[3];
+                    sum[at] += w->v[6] - w->v[4];
+                    cnt[at]++;
+                }
+                for (int i = 0; i < k; i++)
+                    gain[i] = sum[i] / cnt[i];
+                lm_stat s = lm_stat_of(gain, k);
+                right_all += right;
+                trials_all += trials;
+                if (k == 0)
+                    fprintf(t, " & ---");
+                else
+                    fprintf(t, " & %ld/%ld & $%+.2f \\pm %.2f$", right, trials,
+                            s.mean, k > 1 ? s.half : 0.0);
+            }
+            fprintf(t, "\\\\\n");
+        }
+        bd_close(t);
+        bd_def(f, "lm-passkey-right", "%ld", right_all);
+        bd_def(f, "lm-passkey-trials", "%ld", trials_all);
     }
     bd_close(f);
     return 0;

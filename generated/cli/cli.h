@@ -97,5 +97,7 @@ int cmd_decode(int argc, char **argv);
 int cmd_ring_plan(int argc, char **argv);
 /* W7.3 The command rope evidence */
 int cmd_evidence(int argc, char **argv);
+/* W7.12 The command rope lm */
+int cmd_lm(int argc, char **argv);
 /* The frame of the workshop / The command-line program */
 #endif

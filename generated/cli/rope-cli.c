@@ -47,6 +47,13 @@ static const cli_command commands[] = {
      "--seed S [--steps N] [--len L] [--batch B] [--lr X] [--ft-steps N] "
      "[--eval-seqs N] | evidence --reference",
      "chapter 7: train a tiny model and measure it at longer lengths"},
+    /* W7.12 The command rope lm */
+    {"lm", cmd_lm, "lm --pe nope|sin|rope --seed S [--base B] [--tokens T] "
+     "[--len L] [--batch B] [--lr X] [--factor s] [--ft-percent P] "
+     "[--eval-tokens E] [--trials K] [--threads T] [--corpus FILE] "
+     "[--ft-only]",
+     "chapter 7: train a small language model on the King James text and "
+     "measure it past its training length"},
     /* The frame of the workshop / The command-line program */
     {NULL, NULL, NULL, NULL}
 };

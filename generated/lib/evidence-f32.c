@@ -74,6 +74,8 @@ void rope_f32_acts_bind(const rope_f32_shape *s, float *buf,
 void rope_f32_linear(const float *x, const float *w, float *y, int rows,
                      int in, int out)
 {
+    if (rope_f32_linear_fast(x, w, y, rows, in, out) == 0)
+        return; /* the same sums, vectorised (section W7.10) */
     for (int r = 0; r < rows; r++)
         for (int o = 0; o < out; o++) {
             const float *xr = x + (size_t)r * in, *wo = w + (size_t)o * in;
@@ -93,11 +95,8 @@ void rope_f32_linear_backward(const float *x, const float *w,
         for (int o = 0; o < out; o++) {
             float g = dy[(size_t)r * out + o];
             const float *xr = x + (size_t)r * in, *wo = w + (size_t)o * in;
-            float *dxr = dx + (size_t)r * in, *dwo = dw + (size_t)o * in;
-            for (int i = 0; i < in; i++) {
-                dxr[i] += g * wo[i];
-                dwo[i] += g * xr[i];
-            }
+            rope_f32_axpy(dx + (size_t)r * in, g, wo, in);
+            rope_f32_axpy(dw + (size_t)o * in, g, xr, in);
         }
 }
 void rope_f32_rmsnorm(const float *x, const float *w, float *y, float *inv,

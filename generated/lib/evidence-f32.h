@@ -45,6 +45,9 @@ void rope_f32_acts_bind(const rope_f32_shape *s, float *buf,
 size_t rope_f32_work_len(const rope_f32_shape *s);
 void rope_f32_linear(const float *x, const float *w, float *y, int rows,
                      int in, int out);
+void rope_f32_axpy(float *y, float a, const float *w, int n);
+int rope_f32_linear_fast(const float *x, const float *w, float *y, int rows,
+                         int in, int out);
 void rope_f32_linear_backward(const float *x, const float *w,
                               const float *dy, float *dx, float *dw,
                               int rows, int in, int out);

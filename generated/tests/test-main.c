@@ -51,6 +51,8 @@ static const struct {
     {7, corpus_suite},
     /* W7.9 A float32 MiniMind block and its backward */
     {7, evidence_f32_suite},
+    /* W7.13 The tests of the trainer */
+    {7, lm_f32_suite},
     /* The frame of the workshop / The test runner */
     {0, NULL}
 };

@@ -74,5 +74,7 @@ Suite *exercises_evidence_suite(void);
 Suite *corpus_suite(void);
 /* W7.9 A float32 MiniMind block and its backward */
 Suite *evidence_f32_suite(void);
+/* W7.13 The tests of the trainer */
+Suite *lm_f32_suite(void);
 /* The frame of the workshop / The test runner */
 #endif

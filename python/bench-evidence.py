@@ -16,6 +16,9 @@ THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) \
 torch.set_num_threads(THREADS)
 torch.manual_seed(1)
 DT = torch.float32
+MASK = torch.full((T, T), float("-inf"), dtype=DT).triu(1)
+
+
 def rotate_half(x):
     return torch.cat((-x[..., HD // 2:], x[..., :HD // 2]), dim=-1)
 
@@ -42,9 +45,12 @@ class Block(torch.nn.Module):
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         k = k.repeat_interleave(H // HKV, dim=2)
         v = v.repeat_interleave(H // HKV, dim=2)
-        a = fn.scaled_dot_product_attention(
-            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
-            is_causal=True)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        if hasattr(fn, "scaled_dot_product_attention"):
+            a = fn.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:  # PyTorch before 2.0: the softmax written out
+            s = q @ k.transpose(-1, -2) / HD ** 0.5 + MASK
+            a = torch.softmax(s, dim=-1) @ v
         x = x + self.o(a.transpose(1, 2).reshape(B, T, D))
         h = rms(x, self.n2)
         return x + self.down(fn.silu(self.gate(h)) * self.up(h))

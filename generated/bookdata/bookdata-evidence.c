@@ -5,13 +5,20 @@
 #include <string.h>
 #include "bookdata.h"
 
-static int lm_vocab_size(void)
+static int lm_vocab_size(size_t *train_tokens)
 {
     rope_corpus c;
+    rope_corpus_split sp;
     char err[256];
     int v = 0;
+    *train_tokens = 0;
     if (rope_corpus_load("build/corpus/kjv.txt", &c, err, sizeof err) == 0) {
         v = c.vocab_size;
+        if (rope_corpus_split_make(&c, ROPE_CORPUS_TRAIN, 0, &sp, err,
+                                   sizeof err) == 0) {
+            *train_tokens = sp.tokens;
+            rope_corpus_split_free(&sp);
+        }
         rope_corpus_free(&c);
     }
     return v;
@@ -139,13 +146,15 @@ static void lm_curve(const char *dir, FILE *f, const lm_row *rows, int n,
         fprintf(out, "%ld %.4f %.4f %.4f %.5f %d\n", x, exp(s.mean),
                 exp(s.mean - (k > 1 ? s.half : 0)),
                 exp(s.mean + (k > 1 ? s.half : 0)), s.mean, k);
-        if (strcmp(kind, "ppl"))
-            continue;
-        snprintf(name, sizeof name, "lm-%s-%ld", tag + 4, x);
+        if (strcmp(kind, "ppl") && x % LM_L != 0
+            && x != last + 1 - step)
+            continue; /* positions: the multiples of L and the last */
+        const char *key = strcmp(kind, "ppl") ? tag : tag + 4;
+        snprintf(name, sizeof name, "lm-%s-%ld", key, x);
         bd_def(f, name, "%.2f", exp(s.mean));
-        snprintf(name, sizeof name, "lm-%s-%ld-lo", tag + 4, x);
+        snprintf(name, sizeof name, "lm-%s-%ld-lo", key, x);
         bd_def(f, name, "%.2f", exp(s.mean - (k > 1 ? s.half : 0)));
-        snprintf(name, sizeof name, "lm-%s-%ld-hi", tag + 4, x);
+        snprintf(name, sizeof name, "lm-%s-%ld-hi", key, x);
         bd_def(f, name, "%.2f", exp(s.mean + (k > 1 ? s.half : 0)));
     }
     if (out)
@@ -170,15 +179,16 @@ static void lm_diff(FILE *f, const lm_row *rows, int n, const char *name,
         else
             j++;
     lm_stat s = lm_stat_of(d, k);
+    double half = k > 1 ? s.half : 0; /* one seed: no interval */
     char key[128];
-    if (k < 2)
+    if (k < 1)
         return;
     snprintf(key, sizeof key, "lmd-%s", name);
     bd_def(f, key, "%.3f", exp(s.mean));
     snprintf(key, sizeof key, "lmd-%s-lo", name);
-    bd_def(f, key, "%.3f", exp(s.mean - s.half));
+    bd_def(f, key, "%.3f", exp(s.mean - half));
     snprintf(key, sizeof key, "lmd-%s-hi", name);
-    bd_def(f, key, "%.3f", exp(s.mean + s.half));
+    bd_def(f, key, "%.3f", exp(s.mean + half));
 }
 /* W7.8 The King James corpus */
 static void corpus_def_count(FILE *f, const char *key, size_t v)
@@ -287,7 +297,9 @@ int bookdata_evidence(const char *dir)
         return 1;
     }
     rope_lm_config_defaults(&c);
-    c.vocab_size = lm_vocab_size();
+    size_t train_tokens;
+    c.vocab_size = lm_vocab_size(&train_tokens);
+    bd_def(f, "lm-train-mchars", "%.1f", (double)train_tokens / 1e6);
     if (rope_lm_init(&m, &c, 1) == 0) {
         bd_def(f, "lm-params", "%zu", m.n_params);
         rope_lm_free(&m);
@@ -298,6 +310,15 @@ int bookdata_evidence(const char *dir)
         if (!strcmp(rows[i].kind, "ppl") && (LM_L == 0 || rows[i].x < LM_L))
             LM_L = (long)rows[i].x;
     bd_def(f, "lm-L", "%ld", LM_L);
+    bd_def(f, "lm-16L", "%ld", 16 * LM_L);
+    {
+        float inv[8];
+        rope_default_inv_freq(inv, 16, 1e4);
+        bd_def(f, "lm-turns-1e4", "%d", rope_count_full_turns(inv, 16, LM_L));
+        rope_default_inv_freq(inv, 16, 1e6);
+        bd_def(f, "lm-turns-1e6", "%d", rope_count_full_turns(inv, 16, LM_L));
+        bd_def(f, "lm-xi", "%.3f", rope_yarn_get_mscale(4, 1));
+    }
     bd_def(f, "lm-ffn", "%d", c.block.intermediate_size);
     {
         FILE *in = fopen("book/data/evidence/provenance.txt", "r");
@@ -321,6 +342,7 @@ int bookdata_evidence(const char *dir)
         static const double bases[] = {1e4, 1e4, 1e4, 1e6};
         static const char *const models[] = {"pre", "ft-pi-10", "ft-yarn-hf-10",
                                              "ft-pi-30", "ft-yarn-hf-30"};
+        double pre_tokens = 1;
         for (int p = 0; p < 4; p++)
             for (int mo = 0; mo < 5; mo++) {
                 double y[64], tokens[64];
@@ -348,6 +370,11 @@ int bookdata_evidence(const char *dir)
                 snprintf(name, sizeof name, "lm-tokens-%s-%s-%s", pes[p],
                          lm_base_name(bases[p]), models[mo]);
                 bd_def(f, name, "%.1f", tokens[0] / 1e6);
+                if (p == 2 && mo == 0)
+                    pre_tokens = tokens[0];
+                if (p == 2 && (mo == 1 || mo == 3))
+                    bd_def(f, mo < 3 ? "lm-ft-percent" : "lm-ft-long-percent",
+                           "%.0f", 100 * tokens[0] / pre_tokens);
             }
     }
     {
@@ -428,7 +455,8 @@ int bookdata_evidence(const char *dir)
             {"rope", "pre", "rope", "RoPE $10^6$", 1e6},
         };
         FILE *t = bd_open(dir, "evidence-passkey.tex");
-        long L = LM_L, right_all = 0, trials_all = 0;
+        long L = LM_L, right_all = 0, trials_all = 0, restate_n = 0;
+        double restate = 0;
         for (size_t r = 0; r < sizeof rows_of / sizeof *rows_of; r++) {
             fprintf(t, "%s", rows_of[r].label);
             for (long len = L / 2; len <= 16 * L; len *= 2) {
@@ -457,17 +485,29 @@ int bookdata_evidence(const char *dir)
                 lm_stat s = lm_stat_of(gain, k);
                 right_all += right;
                 trials_all += trials;
+                for (int i = 0; i < n; i++)
+                    if (!strcmp(rows[i].kind, "passkey")
+                        && !strcmp(rows[i].pe, rows_of[r].pe)
+                        && rows[i].base == rows_of[r].base
+                        && !strcmp(rows[i].model, rows_of[r].model)
+                        && !strcmp(rows[i].method, rows_of[r].method)
+                        && rows[i].x == len) {
+                        restate += rows[i].v[5] - rows[i].v[4];
+                        restate_n++;
+                    }
                 if (k == 0)
                     fprintf(t, " & ---");
                 else
-                    fprintf(t, " & %ld/%ld & $%+.2f \\pm %.2f$", right, trials,
-                            s.mean, k > 1 ? s.half : 0.0);
+                    fprintf(t, " & $%+.2f \\pm %.2f$", s.mean,
+                            k > 1 ? s.half : 0.0);
             }
             fprintf(t, "\\\\\n");
         }
         bd_close(t);
         bd_def(f, "lm-passkey-right", "%ld", right_all);
         bd_def(f, "lm-passkey-trials", "%ld", trials_all);
+        bd_def(f, "lm-passkey-restate-gain", "%+.2f",
+               restate_n ? restate / restate_n : 0.0);
     }
     bd_close(f);
     return 0;

@@ -1,4 +1,4 @@
-/* 7.1 The model */
+/* 7.2 The model */
 /* generated/lib/evidence.c: a tiny MiniMind-shaped model (chapter 7) */
 #include "evidence.h"
 #include "positions.h"
@@ -160,7 +160,7 @@ static void ev_layer_backward(rope_ev_model *m, int l, int B, int T,
             dx[i] += dn2[i];
     }
 }
-/* 7.2 Forward and backward, piece by piece */
+/* 7.3 Forward and backward, piece by piece */
 void rope_ev_rmsnorm(const double *x, const double *w, double *y,
                      double *inv, int rows, int dim, double eps)
 {

@@ -1,4 +1,4 @@
-/* 7.1 The model */
+/* 7.2 The model */
 /* evidence.h: a tiny MiniMind-shaped model (chapter 7) */
 #ifndef ROPE_EVIDENCE_H
 #define ROPE_EVIDENCE_H
@@ -97,5 +97,5 @@ int rope_ev_evaluate(rope_ev_model *m, rope_ev_task task, int seq_len,
 size_t rope_ev_workspace_bytes(const rope_ev_model *m, int batch,
                                int seq_len);
 int rope_ev_reserve(rope_ev_model *m, int batch, int seq_len);
-/* 7.1 The model */
+/* 7.2 The model */
 #endif

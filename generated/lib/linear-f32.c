@@ -5,25 +5,24 @@
 #include <string.h>
 #include "evidence-f32.h"
 
-#define AXPY_BODY                                                        \
-    for (int j = 0; j < n; j++)                                          \
-        y[j] += a * w[j];
-
 static void axpy_generic(float *restrict y, float a,
                          const float *restrict w, int n)
 {
-    AXPY_BODY
+    for (int j = 0; j < n; j++)
+        y[j] += a * w[j];
 }
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2"))) static void
 axpy_avx2(float *restrict y, float a, const float *restrict w, int n)
 {
-    AXPY_BODY
+    for (int j = 0; j < n; j++)
+        y[j] += a * w[j];
 }
 __attribute__((target("avx512f"))) static void
 axpy_avx512(float *restrict y, float a, const float *restrict w, int n)
 {
-    AXPY_BODY
+    for (int j = 0; j < n; j++)
+        y[j] += a * w[j];
 }
 #endif
 typedef void (*axpy_fn)(float *restrict, float, const float *restrict, int);

@@ -8,11 +8,11 @@
 
 static const ex_info ex_7_1 = {"exercise 7.1", "softmax backward",
     "ds_j = p_j (dp_j - sum_l p_l dp_l)",
-    "reread section 7.2 (Forward and backward, piece by piece): the "
+    "reread section 7.3 (Forward and backward, piece by piece): the "
     "softmax backward", NULL};
 static const ex_info ex_7_2 = {"exercise 7.2", "one AdamW step",
     "the parameter after decay and the bias-corrected Adam update",
-    "reread section 7.4 (Training): beta1 0.9, beta2 0.999, eps 1e-8, "
+    "reread section 7.6 (Training): beta1 0.9, beta2 0.999, eps 1e-8, "
     "weight decay 0.01", NULL};
 static void ex71_softmax(const double *s, int n, double *p)
 {

@@ -405,13 +405,15 @@ EXP_ARGS ?=
 EXP_CONVERGE := converge
 endif
 EXP_RUNS = $(foreach s,$(EXP_SEEDS),nope:1e4:$s:0 sin:1e4:$s:0 \
-  rope:1e4:$s:10 rope:1e6:$s:0) $(if $(EXP_CONVERGE),rope:1e4:1:30)
+  rope:1e4:$s:10 rope:1e6:$s:0 $(if $(EXP_CONVERGE),rope:1e4:$s:30))
 .PHONY: experiments experiments-compare
 EXP_RUNS_DIR = build/experiments/$(subst /,-,$(EXP_OUT))
 experiments: deps corpus
 	@$(MAKE) --no-print-directory $(B)/rope
 	@mkdir -p $(EXP_OUT) $(EXP_RUNS_DIR); \
 	rm -f $(EXP_RUNS_DIR)/*; start=$$(date +%s); \
+	commit=$$(git rev-parse HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD -- 2>/dev/null || echo +changes); \
+	started=$$(date -u +%Y-%m-%dT%H:%MZ); \
 	echo "experiments: $(words $(EXP_RUNS)) runs, $(EXP_JOBS) at a time; progress in $(EXP_RUNS_DIR)/*.log" >&2; \
 	for r in $(EXP_RUNS); do echo $$r; done | tr ':' ' ' | xargs -P $(EXP_JOBS) -n 4 sh -c \
 	  'f=$(EXP_RUNS_DIR)/$$0-$$1-$$2-$$3; \
@@ -419,10 +421,14 @@ experiments: deps corpus
 	     $$( [ $$3 = 30 ] && echo --ft-only ) > $$f.tsv 2> $$f.log \
 	   && echo "experiments: $$0 base $$1 seed $$2 done ($$(tail -1 $$f.log | sed "s/.*\[\([0-9]*\) s\].*/\1/") s)" >&2 \
 	   || { echo "experiments: $$0 base $$1 seed $$2 failed:" >&2; tail -3 $$f.log >&2; exit 255; }' \
+	&& if [ "$(EXP_APPEND)" = 1 ]; then \
+	  cat $(EXP_RUNS_DIR)/*.tsv | grep -v '^#' >> $(EXP_OUT)/results.tsv \
+	  && echo "appended runs '$(strip $(EXP_RUNS))' at commit $$commit, started $$started, $$(( $$(date +%s) - start )) s" >> $(EXP_OUT)/provenance.txt \
+	  && echo "experiments: appended $$(cat $(EXP_RUNS_DIR)/*.tsv | grep -vc '^#') rows to $(EXP_OUT)/results.tsv"; exit $$?; fi \
 	&& { head -1 $$(ls $(EXP_RUNS_DIR)/*.tsv | head -1); \
 	     cat $(EXP_RUNS_DIR)/*.tsv | grep -v '^#'; } > $(EXP_OUT)/results.tsv \
 	&& { echo "command make experiments EXP_SEEDS='$(EXP_SEEDS)' EXP_ARGS='$(EXP_ARGS)' QUICK='$(QUICK)'"; \
-	  echo "commit $$(git rev-parse HEAD 2>/dev/null || echo unknown)"; \
+	  echo "commit $$commit"; echo "started $$started"; \
 	  echo "date $$(date -u +%Y-%m-%dT%H:%MZ)"; \
 	  echo "cpu $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"; \
 	  echo "cores $$(nproc)"; echo "jobs $(EXP_JOBS)"; \

@@ -69,7 +69,7 @@ static int lm_read_results(const char *path, lm_row *rows, int cap)
     fclose(in);
     return n;
 }
-static double lm_t975(int dof)
+static double lm_t975(int dof) /* beyond ten: the normal's 1.96 */
 {
     static const double t[] = {NAN, 12.706, 4.303, 3.182, 2.776, 2.571,
                                2.447, 2.365, 2.306, 2.262, 2.228};
@@ -160,17 +160,18 @@ static void lm_curve(const char *dir, FILE *f, const lm_row *rows, int n,
     if (out)
         bd_close(out);
 }
-static void lm_diff(FILE *f, const lm_row *rows, int n, const char *name,
-                    const char *pe_a, double base_a, const char *model_a,
-                    const char *method_a, const char *pe_b, double base_b,
-                    const char *model_b, const char *method_b, long x)
+static void lm_diff_x(FILE *f, const lm_row *rows, int n, const char *name,
+                      const char *pe_a, double base_a, const char *model_a,
+                      const char *method_a, long x_a, const char *pe_b,
+                      double base_b, const char *model_b,
+                      const char *method_b, long x_b)
 {
     double ya[64], yb[64], d[64] = {0};
     int sa[64], sb[64], k = 0;
     int ka = lm_select(rows, n, "ppl", pe_a, base_a, model_a, method_a,
-                       (double)x, 0, ya, sa);
+                       (double)x_a, 0, ya, sa);
     int kb = lm_select(rows, n, "ppl", pe_b, base_b, model_b, method_b,
-                       (double)x, 0, yb, sb);
+                       (double)x_b, 0, yb, sb);
     for (int i = 0, j = 0; i < ka && j < kb;)
         if (sa[i] == sb[j])
             d[k++] = ya[i++] - yb[j++];
@@ -189,6 +190,15 @@ static void lm_diff(FILE *f, const lm_row *rows, int n, const char *name,
     bd_def(f, key, "%.3f", exp(s.mean - half));
     snprintf(key, sizeof key, "lmd-%s-hi", name);
     bd_def(f, key, "%.3f", exp(s.mean + half));
+}
+
+static void lm_diff(FILE *f, const lm_row *rows, int n, const char *name,
+                    const char *pe_a, double base_a, const char *model_a,
+                    const char *method_a, const char *pe_b, double base_b,
+                    const char *model_b, const char *method_b, long x)
+{
+    lm_diff_x(f, rows, n, name, pe_a, base_a, model_a, method_a, x, pe_b,
+              base_b, model_b, method_b, x);
 }
 /* W7.8 The King James corpus */
 static void corpus_def_count(FILE *f, const char *key, size_t v)
@@ -310,7 +320,17 @@ int bookdata_evidence(const char *dir)
         if (!strcmp(rows[i].kind, "ppl") && (LM_L == 0 || rows[i].x < LM_L))
             LM_L = (long)rows[i].x;
     bd_def(f, "lm-L", "%ld", LM_L);
-    bd_def(f, "lm-16L", "%ld", 16 * LM_L);
+        bd_def(f, "lm-16L", "%ld", 16 * LM_L);
+    for (int i = 0, got = 0; i < n && got != 3; i++)
+        if (!strcmp(rows[i].kind, "ppl") && (rows[i].x == LM_L
+                                             || rows[i].x == 16 * LM_L)) {
+            int top = rows[i].x != LM_L;
+            if (got & (1 << top))
+                continue;
+            got |= 1 << top;
+            bd_def(f, top ? "lm-test-windows-16L" : "lm-test-windows-L",
+                   "%.0f", rows[i].v[1]);
+        }
     {
         float inv[8];
         rope_default_inv_freq(inv, 16, 1e4);
@@ -346,11 +366,17 @@ int bookdata_evidence(const char *dir)
         for (int p = 0; p < 4; p++)
             for (int mo = 0; mo < 5; mo++) {
                 double y[64], tokens[64];
-                int k = 0;
+                int k = 0, seeds[64];
                 for (int i = 0; i < n && k < 64; i++)
                     if (!strcmp(rows[i].kind, "train") && !strcmp(rows[i].pe, pes[p])
                         && rows[i].base == bases[p]
                         && !strcmp(rows[i].model, models[mo])) {
+                        int seen = 0; /* one row per seed: the first */
+                        for (int j = 0; j < k; j++)
+                            seen |= seeds[j] == rows[i].seed;
+                        if (seen)
+                            continue;
+                        seeds[k] = rows[i].seed;
                         y[k] = rows[i].v[1];
                         tokens[k++] = rows[i].x;
                     }
@@ -417,8 +443,28 @@ int bookdata_evidence(const char *dir)
                 1e4, "pre", "rope", L);
         lm_diff(f, rows, n, "ntk-rope-L", "rope", 1e4, "pre", "ntk", "rope", 1e4,
                 "pre", "rope", L);
-        lm_diff(f, rows, n, "dyn-ntk-4L", "rope", 1e4, "pre", "dynamic", "rope",
-                1e4, "pre", "ntk", 4 * L);
+        lm_diff(f, rows, n, "dyn-ntk-L", "rope", 1e4, "pre", "dynamic", "rope",
+                1e4, "pre", "ntk", L);
+        lm_diff(f, rows, n, "dyn-ntk-8L", "rope", 1e4, "pre", "dynamic", "rope",
+                1e4, "pre", "ntk", 8 * L);
+        lm_diff(f, rows, n, "temp-8L", "rope", 1e4, "pre", "yarn-hf", "rope", 1e4,
+                "pre", "yarn-hf-notemp", 8 * L);
+        lm_diff(f, rows, n, "yarn-rope-8L", "rope", 1e4, "pre", "yarn-hf", "rope",
+                1e4, "pre", "rope", 8 * L);
+        lm_diff(f, rows, n, "b6-b4-8L", "rope", 1e6, "pre", "rope", "rope", 1e4,
+                "pre", "rope", 8 * L);
+        lm_diff(f, rows, n, "b6yarn-b4yarn-16L", "rope", 1e6, "pre", "yarn-hf",
+                "rope", 1e4, "pre", "yarn-hf", 16 * L);
+        lm_diff(f, rows, n, "ftyarn-ftpi-L", "rope", 1e4, "ft-yarn-hf-10",
+                "yarn-hf", "rope", 1e4, "ft-pi-10", "pi", L);
+        lm_diff(f, rows, n, "ft30-ft10-yarn-4L", "rope", 1e4, "ft-yarn-hf-30",
+                "yarn-hf", "rope", 1e4, "ft-yarn-hf-10", "yarn-hf", 4 * L);
+        lm_diff(f, rows, n, "ft30-ft10-pi-4L", "rope", 1e4, "ft-pi-30", "pi",
+                "rope", 1e4, "ft-pi-10", "pi", 4 * L);
+        lm_diff_x(f, rows, n, "rope-2L-L", "rope", 1e4, "pre", "rope", 2 * L,
+                  "rope", 1e4, "pre", "rope", L);
+        lm_diff_x(f, rows, n, "ftyarn-4L-L", "rope", 1e4, "ft-yarn-hf-10",
+                  "yarn-hf", 4 * L, "rope", 1e4, "pre", "rope", L);
         lm_diff(f, rows, n, "mm-hf-4L", "rope", 1e4, "pre", "yarn-minimind",
                 "rope", 1e4, "pre", "yarn-hf-notemp", 4 * L);
         lm_diff(f, rows, n, "ftyarn-ftpi-4L", "rope", 1e4, "ft-yarn-hf-10",
@@ -445,19 +491,20 @@ int bookdata_evidence(const char *dir)
         } rows_of[] = {
             {"nope", "pre", "none", "NoPE", 1e4},
             {"sin", "pre", "none", "sinusoidal", 1e4},
-            {"rope", "pre", "rope", "RoPE $10^4$", 1e4},
+            {"rope", "pre", "rope", "RoPE $10^4$, plain", 1e4},
             {"rope", "pre", "pi", "\\quad PI", 1e4},
             {"rope", "pre", "ntk", "\\quad NTK-aware", 1e4},
             {"rope", "pre", "dynamic", "\\quad dynamic NTK", 1e4},
             {"rope", "pre", "yarn-hf", "\\quad YaRN", 1e4},
             {"rope", "ft-pi-10", "pi", "\\quad PI, fine-tuned", 1e4},
             {"rope", "ft-yarn-hf-10", "yarn-hf", "\\quad YaRN, fine-tuned", 1e4},
-            {"rope", "pre", "rope", "RoPE $10^6$", 1e6},
+            {"rope", "pre", "rope", "RoPE $10^6$, plain", 1e6},
         };
         FILE *t = bd_open(dir, "evidence-passkey.tex");
         long L = LM_L, right_all = 0, trials_all = 0, restate_n = 0;
         double restate = 0;
         for (size_t r = 0; r < sizeof rows_of / sizeof *rows_of; r++) {
+            long row_right = 0, row_trials = 0;
             fprintf(t, "%s", rows_of[r].label);
             for (long len = L / 2; len <= 16 * L; len *= 2) {
                 double gain[64], sum[64] = {0};
@@ -485,6 +532,8 @@ int bookdata_evidence(const char *dir)
                 lm_stat s = lm_stat_of(gain, k);
                 right_all += right;
                 trials_all += trials;
+                row_right += right;
+                row_trials += trials;
                 for (int i = 0; i < n; i++)
                     if (!strcmp(rows[i].kind, "passkey")
                         && !strcmp(rows[i].pe, rows_of[r].pe)
@@ -501,7 +550,7 @@ int bookdata_evidence(const char *dir)
                     fprintf(t, " & $%+.2f \\pm %.2f$", s.mean,
                             k > 1 ? s.half : 0.0);
             }
-            fprintf(t, "\\\\\n");
+            fprintf(t, " & %ld/%ld\\\\\n", row_right, row_trials);
         }
         bd_close(t);
         bd_def(f, "lm-passkey-right", "%ld", right_all);

@@ -231,6 +231,11 @@ static int lm_passkey(lm_run *r, rope_lm_method m, long n, double depth,
             }
             snprintf(text, sizeof text, ask, key);
             na = strlen(text);
+            if ((size_t)n + 1 <= ns + na) {
+                rc = cli_error("lm: a passkey needs more than %zu tokens, "
+                               "not %ld", ns + na - 1, n);
+                break;
+            }
             size_t room = (size_t)n + 1 - ns - na;
             size_t at = (size_t)(depth * (double)room);
             memcpy(seq, fill, at * sizeof *seq);
@@ -349,16 +354,17 @@ static int lm_main(const lm_args *a)
         rc = cli_error("out of memory: the model's weights");
     rope_lm_method first = a->pe == ROPE_LM_ROPE ? ROPE_LM_M_ROPE : ROPE_LM_M_NONE;
     printf("# rope lm: kind, pe, base, seed, then per kind: train: phase, "
-           "tokens, training loss (last tenth), validation loss at L; "
-           "ppl: model, method, n, mean loss, windows; pos: model, method, "
-           "first position, mean loss, windows; passkey: model, method, n, "
-           "depth, right, right characters, trials\n");
+           "tokens, training loss (last tenth), validation loss at the "
+           "phase's length; ppl: model, method, n, mean loss, windows; pos: "
+           "model, method, first position, mean loss, windows; passkey: "
+           "model, method, n, depth, right, right characters, trials, mean "
+           "loss of the key where stated, restated, asked for\n");
     if (rc == 0)
         rc = lm_train(&r, first, a->len, a->batch, a->tokens, "pretrain",
                       &loss);
     if (rc == 0)
         rc = lm_eval(&r, &r.valid, first, a->len, 64, &val, NULL);
-    if (rc == 0)
+    if (rc == 0 && !a->ft_only) /* --ft-only: the grid has this row */
         printf("train\t%s\t%g\t%ld\tpre\t%ld\t%.6f\t%.6f\n", r.pe_name, a->base,
                a->seed, a->tokens, loss, val);
     for (int m = first; rc == 0 && !a->ft_only

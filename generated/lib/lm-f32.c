@@ -20,7 +20,7 @@ void rope_lm_config_defaults(rope_lm_config *c)
     c->block.num_key_value_heads = 2;
     c->block.head_dim = 16;
     c->block.intermediate_size = 192; /* 64 * ceil(64 * 8/3 / 64) */
-    c->block.rms_norm_eps = 1e-5f;
+    c->block.rms_norm_eps = 1e-5f; /* MiniMind's config: 1e-6 */
     c->block.n_threads = 1;
     c->pe = ROPE_LM_ROPE;
     c->rope_theta = 1e4;

@@ -427,12 +427,13 @@ experiments: deps corpus
 	  && echo "experiments: appended $$(cat $(EXP_RUNS_DIR)/*.tsv | grep -vc '^#') rows to $(EXP_OUT)/results.tsv"; exit $$?; fi \
 	&& { head -1 $$(ls $(EXP_RUNS_DIR)/*.tsv | head -1); \
 	     cat $(EXP_RUNS_DIR)/*.tsv | grep -v '^#'; } > $(EXP_OUT)/results.tsv \
-	&& { echo "command make experiments EXP_SEEDS='$(EXP_SEEDS)' EXP_ARGS='$(EXP_ARGS)' QUICK='$(QUICK)'"; \
+	&& { echo "command make experiments EXP_RUNS='$(strip $(EXP_RUNS))' EXP_ARGS='$(EXP_ARGS)' QUICK='$(QUICK)'"; \
 	  echo "commit $$commit"; echo "started $$started"; \
 	  echo "date $$(date -u +%Y-%m-%dT%H:%MZ)"; \
 	  echo "cpu $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"; \
 	  echo "cores $$(nproc)"; echo "jobs $(EXP_JOBS)"; \
-	  echo "runs $(words $(EXP_RUNS))"; echo "seeds $(EXP_SEEDS)"; \
+	  echo "runs $(words $(EXP_RUNS))"; \
+	  echo "seeds $(sort $(foreach r,$(EXP_RUNS),$(word 3,$(subst :, ,$r))))"; \
 	  echo "seconds $$(( $$(date +%s) - start ))"; } > $(EXP_OUT)/provenance.txt \
 	&& echo "experiments: $$(grep -vc '^#' $(EXP_OUT)/results.tsv) rows in $(EXP_OUT)/results.tsv, $$(( $$(date +%s) - start )) s"
 experiments-compare: $(T)/.stamp
@@ -532,7 +533,8 @@ FUZZ_CFLAGS = $(WARN) -Wno-unknown-attributes -g $(FUZZ_SAN) \
   -ffp-contract=off -D_POSIX_C_SOURCE=200809L -I$(T) -pthread
 FUZZ_LIB = $(foreach m,$(NAMES) $(LIB_EXTRA) npy,$(FZ)/obj/$m.o)
 FUZZ_CLI = $(FZ)/obj/cli-util.o $(FZ)/obj/tables.o \
-  $(foreach m,$(NAMES),$(FZ)/obj/cli-$m.o)
+  $(foreach m,$(NAMES),$(FZ)/obj/cli-$m.o) \
+  $(if $(filter evidence,$(NAMES)),$(FZ)/obj/cli-lm.o)
 # The kernel's two speed paths are linked into fuzz-cli (the attention
 # command calls the kernel) but no parser reaches them, and clang spends
 # minutes optimizing their unrolled loops under the sanitizers: they are

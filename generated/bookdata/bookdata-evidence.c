@@ -349,9 +349,13 @@ int bookdata_evidence(const char *dir)
                 snprintf(name, sizeof name, "lm-prov-%s", key);
                 if (!strcmp(key, "commit"))
                     val[12] = 0;
-                if (!strcmp(key, "seconds"))
+                            if (!strcmp(key, "seconds"))
                     bd_def(f, "lm-prov-minutes", "%.0f", atof(val) / 60);
-                else if (strcmp(key, "command") != 0)
+                else if (!strcmp(key, "appended")) { /* "..., N s" */
+                    const char *comma = strrchr(val, ',');
+                    bd_def(f, "lm-prov-appended-minutes", "%.0f",
+                           comma ? atof(comma + 1) / 60 : 0.0);
+                } else if (strcmp(key, "command") != 0)
                     bd_def(f, name, "%s", val);
             }
         if (in)
@@ -461,6 +465,16 @@ int bookdata_evidence(const char *dir)
                 "yarn-hf", "rope", 1e4, "ft-yarn-hf-10", "yarn-hf", 4 * L);
         lm_diff(f, rows, n, "ft30-ft10-pi-4L", "rope", 1e4, "ft-pi-30", "pi",
                 "rope", 1e4, "ft-pi-10", "pi", 4 * L);
+            lm_diff(f, rows, n, "ft30yarn-ft30pi-4L", "rope", 1e4, "ft-yarn-hf-30",
+                "yarn-hf", "rope", 1e4, "ft-pi-30", "pi", 4 * L);
+        lm_diff(f, rows, n, "ft30pi-rope-L", "rope", 1e4, "ft-pi-30", "pi", "rope",
+                1e4, "pre", "rope", L);
+        lm_diff(f, rows, n, "ft30yarn-rope-L", "rope", 1e4, "ft-yarn-hf-30",
+                "yarn-hf", "rope", 1e4, "pre", "rope", L);
+        lm_diff_x(f, rows, n, "ft30yarn-4L-L", "rope", 1e4, "ft-yarn-hf-30",
+                  "yarn-hf", 4 * L, "rope", 1e4, "pre", "rope", L);
+        lm_diff_x(f, rows, n, "ft30pi-4L-L", "rope", 1e4, "ft-pi-30", "pi", 4 * L,
+                  "rope", 1e4, "pre", "rope", L);
         lm_diff_x(f, rows, n, "rope-2L-L", "rope", 1e4, "pre", "rope", 2 * L,
                   "rope", 1e4, "pre", "rope", L);
         lm_diff_x(f, rows, n, "ftyarn-4L-L", "rope", 1e4, "ft-yarn-hf-10",
@@ -484,79 +498,115 @@ int bookdata_evidence(const char *dir)
         lm_diff(f, rows, n, "b6-b4-4L", "rope", 1e6, "pre", "rope", "rope", 1e4,
                 "pre", "rope", 4 * L);
     }
-    {
-        static const struct {
-            const char *pe, *model, *method, *label;
-            double base;
-        } rows_of[] = {
-            {"nope", "pre", "none", "NoPE", 1e4},
-            {"sin", "pre", "none", "sinusoidal", 1e4},
-            {"rope", "pre", "rope", "RoPE $10^4$, plain", 1e4},
-            {"rope", "pre", "pi", "\\quad PI", 1e4},
-            {"rope", "pre", "ntk", "\\quad NTK-aware", 1e4},
-            {"rope", "pre", "dynamic", "\\quad dynamic NTK", 1e4},
-            {"rope", "pre", "yarn-hf", "\\quad YaRN", 1e4},
-            {"rope", "ft-pi-10", "pi", "\\quad PI, fine-tuned", 1e4},
-            {"rope", "ft-yarn-hf-10", "yarn-hf", "\\quad YaRN, fine-tuned", 1e4},
-            {"rope", "pre", "rope", "RoPE $10^6$, plain", 1e6},
-        };
-        FILE *t = bd_open(dir, "evidence-passkey.tex");
-        long L = LM_L, right_all = 0, trials_all = 0, restate_n = 0;
-        double restate = 0;
-        for (size_t r = 0; r < sizeof rows_of / sizeof *rows_of; r++) {
-            long row_right = 0, row_trials = 0;
-            fprintf(t, "%s", rows_of[r].label);
-            for (long len = L / 2; len <= 16 * L; len *= 2) {
-                double gain[64], sum[64] = {0};
-                int seeds[64], cnt[64] = {0}, k = 0;
-                long right = 0, trials = 0;
-                for (int i = 0; i < n; i++) {
-                    const lm_row *w = &rows[i];
-                    if (strcmp(w->kind, "passkey") || strcmp(w->pe, rows_of[r].pe)
-                        || w->base != rows_of[r].base
-                        || strcmp(w->model, rows_of[r].model)
-                        || strcmp(w->method, rows_of[r].method) || w->x != len)
-                        continue;
-                    int at = 0;
-                    while (at < k && seeds[at] != w->seed)
-                        at++;
-                    if (at == k && k < 64)
-                        seeds[k++] = w->seed;
-                    right += (long)w->v[1];
-                    trials += (long)w->v[3];
-                    sum[at] += w->v[6] - w->v[4];
-                    cnt[at]++;
-                }
-                for (int i = 0; i < k; i++)
-                    gain[i] = sum[i] / cnt[i];
-                lm_stat s = lm_stat_of(gain, k);
-                right_all += right;
-                trials_all += trials;
-                row_right += right;
-                row_trials += trials;
-                for (int i = 0; i < n; i++)
-                    if (!strcmp(rows[i].kind, "passkey")
-                        && !strcmp(rows[i].pe, rows_of[r].pe)
-                        && rows[i].base == rows_of[r].base
-                        && !strcmp(rows[i].model, rows_of[r].model)
-                        && !strcmp(rows[i].method, rows_of[r].method)
-                        && rows[i].x == len) {
-                        restate += rows[i].v[5] - rows[i].v[4];
-                        restate_n++;
+        {
+            static const struct {
+                const char *pe, *model, *method, *label;
+                double base;
+            } rows_of[] = {
+                {"nope", "pre", "none", "NoPE", 1e4},
+                {"sin", "pre", "none", "sinusoidal", 1e4},
+                {"rope", "pre", "rope", "RoPE $10^4$, plain", 1e4},
+                {"rope", "pre", "pi", "\\quad PI", 1e4},
+                {"rope", "pre", "ntk", "\\quad NTK-aware", 1e4},
+                {"rope", "pre", "dynamic", "\\quad dynamic NTK", 1e4},
+                {"rope", "pre", "yarn-hf", "\\quad YaRN", 1e4},
+                {"rope", "ft-pi-10", "pi", "\\quad PI, fine-tuned", 1e4},
+                {"rope", "ft-yarn-hf-10", "yarn-hf", "\\quad YaRN, fine-tuned", 1e4},
+                {"rope", "pre", "rope", "RoPE $10^6$, plain", 1e6},
+            };
+            FILE *t = bd_open(dir, "evidence-passkey.tex");
+            long L = LM_L, right_all = 0, trials_all = 0, restate_n = 0;
+            double restate = 0;
+            for (size_t r = 0; r < sizeof rows_of / sizeof *rows_of; r++) {
+                long row_right = 0, row_trials = 0;
+                fprintf(t, "%s", rows_of[r].label);
+                for (long len = L / 2; len <= 16 * L; len *= 2) {
+                    double gain[64], sum[64] = {0};
+                    int seeds[64], cnt[64] = {0}, k = 0;
+                    long right = 0, trials = 0;
+                    for (int i = 0; i < n; i++) {
+                        const lm_row *w = &rows[i];
+                        if (strcmp(w->kind, "passkey") || strcmp(w->pe, rows_of[r].pe)
+                            || w->base != rows_of[r].base
+                            || strcmp(w->model, rows_of[r].model)
+                            || strcmp(w->method, rows_of[r].method) || w->x != len)
+                            continue;
+                        int at = 0;
+                        while (at < k && seeds[at] != w->seed)
+                            at++;
+                        if (at == k && k < 64)
+                            seeds[k++] = w->seed;
+                        right += (long)w->v[1];
+                        trials += (long)w->v[3];
+                        sum[at] += w->v[6] - w->v[4];
+                        cnt[at]++;
                     }
-                if (k == 0)
-                    fprintf(t, " & ---");
-                else
-                    fprintf(t, " & $%+.2f \\pm %.2f$", s.mean,
-                            k > 1 ? s.half : 0.0);
+                    for (int i = 0; i < k; i++)
+                        gain[i] = sum[i] / cnt[i];
+                    lm_stat s = lm_stat_of(gain, k);
+                    right_all += right;
+                    trials_all += trials;
+                    row_right += right;
+                    row_trials += trials;
+                    for (int i = 0; i < n; i++)
+                        if (!strcmp(rows[i].kind, "passkey")
+                            && !strcmp(rows[i].pe, rows_of[r].pe)
+                            && rows[i].base == rows_of[r].base
+                            && !strcmp(rows[i].model, rows_of[r].model)
+                            && !strcmp(rows[i].method, rows_of[r].method)
+                            && rows[i].x == len) {
+                            restate += rows[i].v[5] - rows[i].v[4];
+                            restate_n++;
+                        }
+                    if (k == 0)
+                        fprintf(t, " & ---");
+                    else
+                        fprintf(t, " & $%+.2f \\pm %.2f$", s.mean,
+                                k > 1 ? s.half : 0.0);
+                }
+                fprintf(t, " & %ld/%ld\\\\\n", row_right, row_trials);
             }
-            fprintf(t, " & %ld/%ld\\\\\n", row_right, row_trials);
+            bd_close(t);
+            bd_def(f, "lm-passkey-right", "%ld", right_all);
+            bd_def(f, "lm-passkey-trials", "%ld", trials_all);
+            bd_def(f, "lm-passkey-restate-gain", "%+.2f",
+                   restate_n ? restate / restate_n : 0.0);
         }
-        bd_close(t);
-        bd_def(f, "lm-passkey-right", "%ld", right_all);
-        bd_def(f, "lm-passkey-trials", "%ld", trials_all);
-        bd_def(f, "lm-passkey-restate-gain", "%+.2f",
-               restate_n ? restate / restate_n : 0.0);
+    {
+        static lm_row re[4096];
+        int nr = lm_read_results("book/data/evidence/rerun/results.tsv", re,
+                                 4096);
+        int total = 0, inside = 0, fair = 0, m_seeds = 0;
+        for (int i = 0; i < nr; i++) {
+            double yb[64], yr[64];
+            int sb[64], sr[64];
+            if (strcmp(re[i].kind, "ppl"))
+                continue;
+            int seen = 0; /* each point once: at its first row */
+            for (int j = 0; j < i && !seen; j++)
+                seen = !strcmp(re[j].kind, "ppl") && !strcmp(re[j].pe, re[i].pe)
+                       && re[j].base == re[i].base
+                       && !strcmp(re[j].model, re[i].model)
+                       && !strcmp(re[j].method, re[i].method) && re[j].x == re[i].x;
+            if (seen)
+                continue;
+            int k = lm_select(rows, n, "ppl", re[i].pe, re[i].base, re[i].model,
+                              re[i].method, re[i].x, 0, yb, sb);
+            int m = lm_select(re, nr, "ppl", re[i].pe, re[i].base, re[i].model,
+                              re[i].method, re[i].x, 0, yr, sr);
+            if (k < 2 || m < 1)
+                continue;
+            lm_stat b = lm_stat_of(yb, k), r = lm_stat_of(yr, m);
+            double wide = b.half * sqrt((double)k) * sqrt(1.0 / k + 1.0 / m);
+            total++;
+            inside += fabs(r.mean - b.mean) <= b.half;
+            fair += fabs(r.mean - b.mean) <= wide;
+            m_seeds = m;
+        }
+        bd_def(f, "lm-rerun-points", "%d", total);
+        bd_def(f, "lm-rerun-inside", "%d", inside);
+        bd_def(f, "lm-rerun-fair", "%d", fair);
+        bd_def(f, "lm-rerun-seeds", "%d", m_seeds);
     }
     bd_close(f);
     return 0;

@@ -320,7 +320,7 @@ int bookdata_evidence(const char *dir)
         if (!strcmp(rows[i].kind, "ppl") && (LM_L == 0 || rows[i].x < LM_L))
             LM_L = (long)rows[i].x;
     bd_def(f, "lm-L", "%ld", LM_L);
-        bd_def(f, "lm-16L", "%ld", 16 * LM_L);
+    bd_def(f, "lm-16L", "%ld", 16 * LM_L);
     for (int i = 0, got = 0; i < n && got != 3; i++)
         if (!strcmp(rows[i].kind, "ppl") && (rows[i].x == LM_L
                                              || rows[i].x == 16 * LM_L)) {
@@ -349,7 +349,7 @@ int bookdata_evidence(const char *dir)
                 snprintf(name, sizeof name, "lm-prov-%s", key);
                 if (!strcmp(key, "commit"))
                     val[12] = 0;
-                            if (!strcmp(key, "seconds"))
+                if (!strcmp(key, "seconds"))
                     bd_def(f, "lm-prov-minutes", "%.0f", atof(val) / 60);
                 else if (!strcmp(key, "appended")) { /* "..., N s" */
                     const char *comma = strrchr(val, ',');
@@ -465,7 +465,7 @@ int bookdata_evidence(const char *dir)
                 "yarn-hf", "rope", 1e4, "ft-yarn-hf-10", "yarn-hf", 4 * L);
         lm_diff(f, rows, n, "ft30-ft10-pi-4L", "rope", 1e4, "ft-pi-30", "pi",
                 "rope", 1e4, "ft-pi-10", "pi", 4 * L);
-            lm_diff(f, rows, n, "ft30yarn-ft30pi-4L", "rope", 1e4, "ft-yarn-hf-30",
+        lm_diff(f, rows, n, "ft30yarn-ft30pi-4L", "rope", 1e4, "ft-yarn-hf-30",
                 "yarn-hf", "rope", 1e4, "ft-pi-30", "pi", 4 * L);
         lm_diff(f, rows, n, "ft30pi-rope-L", "rope", 1e4, "ft-pi-30", "pi", "rope",
                 1e4, "pre", "rope", L);
@@ -498,80 +498,80 @@ int bookdata_evidence(const char *dir)
         lm_diff(f, rows, n, "b6-b4-4L", "rope", 1e6, "pre", "rope", "rope", 1e4,
                 "pre", "rope", 4 * L);
     }
-        {
-            static const struct {
-                const char *pe, *model, *method, *label;
-                double base;
-            } rows_of[] = {
-                {"nope", "pre", "none", "NoPE", 1e4},
-                {"sin", "pre", "none", "sinusoidal", 1e4},
-                {"rope", "pre", "rope", "RoPE $10^4$, plain", 1e4},
-                {"rope", "pre", "pi", "\\quad PI", 1e4},
-                {"rope", "pre", "ntk", "\\quad NTK-aware", 1e4},
-                {"rope", "pre", "dynamic", "\\quad dynamic NTK", 1e4},
-                {"rope", "pre", "yarn-hf", "\\quad YaRN", 1e4},
-                {"rope", "ft-pi-10", "pi", "\\quad PI, fine-tuned", 1e4},
-                {"rope", "ft-yarn-hf-10", "yarn-hf", "\\quad YaRN, fine-tuned", 1e4},
-                {"rope", "pre", "rope", "RoPE $10^6$, plain", 1e6},
-            };
-            FILE *t = bd_open(dir, "evidence-passkey.tex");
-            long L = LM_L, right_all = 0, trials_all = 0, restate_n = 0;
-            double restate = 0;
-            for (size_t r = 0; r < sizeof rows_of / sizeof *rows_of; r++) {
-                long row_right = 0, row_trials = 0;
-                fprintf(t, "%s", rows_of[r].label);
-                for (long len = L / 2; len <= 16 * L; len *= 2) {
-                    double gain[64], sum[64] = {0};
-                    int seeds[64], cnt[64] = {0}, k = 0;
-                    long right = 0, trials = 0;
-                    for (int i = 0; i < n; i++) {
-                        const lm_row *w = &rows[i];
-                        if (strcmp(w->kind, "passkey") || strcmp(w->pe, rows_of[r].pe)
-                            || w->base != rows_of[r].base
-                            || strcmp(w->model, rows_of[r].model)
-                            || strcmp(w->method, rows_of[r].method) || w->x != len)
-                            continue;
-                        int at = 0;
-                        while (at < k && seeds[at] != w->seed)
-                            at++;
-                        if (at == k && k < 64)
-                            seeds[k++] = w->seed;
-                        right += (long)w->v[1];
-                        trials += (long)w->v[3];
-                        sum[at] += w->v[6] - w->v[4];
-                        cnt[at]++;
-                    }
-                    for (int i = 0; i < k; i++)
-                        gain[i] = sum[i] / cnt[i];
-                    lm_stat s = lm_stat_of(gain, k);
-                    right_all += right;
-                    trials_all += trials;
-                    row_right += right;
-                    row_trials += trials;
-                    for (int i = 0; i < n; i++)
-                        if (!strcmp(rows[i].kind, "passkey")
-                            && !strcmp(rows[i].pe, rows_of[r].pe)
-                            && rows[i].base == rows_of[r].base
-                            && !strcmp(rows[i].model, rows_of[r].model)
-                            && !strcmp(rows[i].method, rows_of[r].method)
-                            && rows[i].x == len) {
-                            restate += rows[i].v[5] - rows[i].v[4];
-                            restate_n++;
-                        }
-                    if (k == 0)
-                        fprintf(t, " & ---");
-                    else
-                        fprintf(t, " & $%+.2f \\pm %.2f$", s.mean,
-                                k > 1 ? s.half : 0.0);
+    {
+        static const struct {
+            const char *pe, *model, *method, *label;
+            double base;
+        } rows_of[] = {
+            {"nope", "pre", "none", "NoPE", 1e4},
+            {"sin", "pre", "none", "sinusoidal", 1e4},
+            {"rope", "pre", "rope", "RoPE $10^4$, plain", 1e4},
+            {"rope", "pre", "pi", "\\quad PI", 1e4},
+            {"rope", "pre", "ntk", "\\quad NTK-aware", 1e4},
+            {"rope", "pre", "dynamic", "\\quad dynamic NTK", 1e4},
+            {"rope", "pre", "yarn-hf", "\\quad YaRN", 1e4},
+            {"rope", "ft-pi-10", "pi", "\\quad PI, fine-tuned", 1e4},
+            {"rope", "ft-yarn-hf-10", "yarn-hf", "\\quad YaRN, fine-tuned", 1e4},
+            {"rope", "pre", "rope", "RoPE $10^6$, plain", 1e6},
+        };
+        FILE *t = bd_open(dir, "evidence-passkey.tex");
+        long L = LM_L, right_all = 0, trials_all = 0, restate_n = 0;
+        double restate = 0;
+        for (size_t r = 0; r < sizeof rows_of / sizeof *rows_of; r++) {
+            long row_right = 0, row_trials = 0;
+            fprintf(t, "%s", rows_of[r].label);
+            for (long len = L / 2; len <= 16 * L; len *= 2) {
+                double gain[64], sum[64] = {0};
+                int seeds[64], cnt[64] = {0}, k = 0;
+                long right = 0, trials = 0;
+                for (int i = 0; i < n; i++) {
+                    const lm_row *w = &rows[i];
+                    if (strcmp(w->kind, "passkey") || strcmp(w->pe, rows_of[r].pe)
+                        || w->base != rows_of[r].base
+                        || strcmp(w->model, rows_of[r].model)
+                        || strcmp(w->method, rows_of[r].method) || w->x != len)
+                        continue;
+                    int at = 0;
+                    while (at < k && seeds[at] != w->seed)
+                        at++;
+                    if (at == k && k < 64)
+                        seeds[k++] = w->seed;
+                    right += (long)w->v[1];
+                    trials += (long)w->v[3];
+                    sum[at] += w->v[6] - w->v[4];
+                    cnt[at]++;
                 }
-                fprintf(t, " & %ld/%ld\\\\\n", row_right, row_trials);
+                for (int i = 0; i < k; i++)
+                    gain[i] = sum[i] / cnt[i];
+                lm_stat s = lm_stat_of(gain, k);
+                right_all += right;
+                trials_all += trials;
+                row_right += right;
+                row_trials += trials;
+                for (int i = 0; i < n; i++)
+                    if (!strcmp(rows[i].kind, "passkey")
+                        && !strcmp(rows[i].pe, rows_of[r].pe)
+                        && rows[i].base == rows_of[r].base
+                        && !strcmp(rows[i].model, rows_of[r].model)
+                        && !strcmp(rows[i].method, rows_of[r].method)
+                        && rows[i].x == len) {
+                        restate += rows[i].v[5] - rows[i].v[4];
+                        restate_n++;
+                    }
+                if (k == 0)
+                    fprintf(t, " & ---");
+                else
+                    fprintf(t, " & $%+.2f \\pm %.2f$", s.mean,
+                            k > 1 ? s.half : 0.0);
             }
-            bd_close(t);
-            bd_def(f, "lm-passkey-right", "%ld", right_all);
-            bd_def(f, "lm-passkey-trials", "%ld", trials_all);
-            bd_def(f, "lm-passkey-restate-gain", "%+.2f",
-                   restate_n ? restate / restate_n : 0.0);
+            fprintf(t, " & %ld/%ld\\\\\n", row_right, row_trials);
         }
+        bd_close(t);
+        bd_def(f, "lm-passkey-right", "%ld", right_all);
+        bd_def(f, "lm-passkey-trials", "%ld", trials_all);
+        bd_def(f, "lm-passkey-restate-gain", "%+.2f",
+               restate_n ? restate / restate_n : 0.0);
+    }
     {
         static lm_row re[4096];
         int nr = lm_read_results("book/data/evidence/rerun/results.tsv", re,

@@ -873,6 +873,12 @@ def write_site(a, pages, parts, chunks, num, book):
     shutil.copytree(os.path.join(KATEX, "fonts"), os.path.join(kdir, "fonts"))
     with open(os.path.join(a.out, "values.json"), "w") as f:
         json.dump(book.vals, f, indent=1, sort_keys=True)
+    # Readable by a web server running as another user: shutil.copy keeps
+    # the mode of its source, and the style sheet's comes from a
+    # temporary file of mode 0600.
+    for top, dirs, names in os.walk(a.out):
+        for d in dirs: os.chmod(os.path.join(top, d), 0o755)
+        for n in names: os.chmod(os.path.join(top, n), 0o644)
     print("nw2html: %d pages, %d chunks, %d formulas, %d figures in %s" % (
         len(pages) + 1, len(chunks), len(MATH), len(book.figures), a.out))
 

@@ -13,6 +13,19 @@ const values = JSON.parse(fs.readFileSync(path.join(site, "values.json")));
 const problems = [];
 const fail = (file, what) => problems.push(file + ": " + what);
 
+// Every file and directory of the edition readable by others (a web
+// server running as another user serves what it can read).
+(function modes(dir) {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name), mode = fs.statSync(p).mode;
+    const need = e.isDirectory() ? 0o005 : 0o004;
+    if ((mode & need) !== need)
+      fail(path.relative(site, p), "mode " + (mode & 0o777).toString(8) +
+           " is not readable by others");
+    if (e.isDirectory()) modes(p);
+  }
+})(site);
+
 const RAW = [
   [/\\\(|\\\)|\\\[|\\\]/, "a math delimiter \\( \\) \\[ \\]"],
   [/\$[^$\n]{1,200}\$/, "a $...$ formula"],

@@ -515,15 +515,13 @@ int bookdata_evidence(const char *dir)
             {"rope", "pre", "rope", "RoPE $10^6$, plain", 1e6},
         };
         FILE *t = bd_open(dir, "evidence-passkey.tex");
-        long L = LM_L, right_all = 0, trials_all = 0, restate_n = 0;
-        double restate = 0;
+        long L = LM_L, right_all = 0, trials_all = 0;
         for (size_t r = 0; r < sizeof rows_of / sizeof *rows_of; r++) {
             long row_right = 0, row_trials = 0;
             fprintf(t, "%s", rows_of[r].label);
             for (long len = L / 2; len <= 16 * L; len *= 2) {
                 double gain[64], sum[64] = {0};
                 int seeds[64], cnt[64] = {0}, k = 0;
-                long right = 0, trials = 0;
                 for (int i = 0; i < n; i++) {
                     const lm_row *w = &rows[i];
                     if (strcmp(w->kind, "passkey") || strcmp(w->pe, rows_of[r].pe)
@@ -536,28 +534,14 @@ int bookdata_evidence(const char *dir)
                         at++;
                     if (at == k && k < 64)
                         seeds[k++] = w->seed;
-                    right += (long)w->v[1];
-                    trials += (long)w->v[3];
+                    row_right += (long)w->v[1];
+                    row_trials += (long)w->v[3];
                     sum[at] += w->v[6] - w->v[4];
                     cnt[at]++;
                 }
                 for (int i = 0; i < k; i++)
                     gain[i] = sum[i] / cnt[i];
                 lm_stat s = lm_stat_of(gain, k);
-                right_all += right;
-                trials_all += trials;
-                row_right += right;
-                row_trials += trials;
-                for (int i = 0; i < n; i++)
-                    if (!strcmp(rows[i].kind, "passkey")
-                        && !strcmp(rows[i].pe, rows_of[r].pe)
-                        && rows[i].base == rows_of[r].base
-                        && !strcmp(rows[i].model, rows_of[r].model)
-                        && !strcmp(rows[i].method, rows_of[r].method)
-                        && rows[i].x == len) {
-                        restate += rows[i].v[5] - rows[i].v[4];
-                        restate_n++;
-                    }
                 if (k == 0)
                     fprintf(t, " & ---");
                 else
@@ -565,12 +549,12 @@ int bookdata_evidence(const char *dir)
                             k > 1 ? s.half : 0.0);
             }
             fprintf(t, " & %ld/%ld\\\\\n", row_right, row_trials);
+            right_all += row_right;
+            trials_all += row_trials;
         }
         bd_close(t);
         bd_def(f, "lm-passkey-right", "%ld", right_all);
         bd_def(f, "lm-passkey-trials", "%ld", trials_all);
-        bd_def(f, "lm-passkey-restate-gain", "%+.2f",
-               restate_n ? restate / restate_n : 0.0);
     }
     {
         static lm_row re[4096];

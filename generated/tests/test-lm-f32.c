@@ -116,6 +116,22 @@ START_TEST(test_lm_yarn_temperature_on_and_off)
     }
 }
 END_TEST
+enum { /* the tiny model of the trainer's tests */
+    LM_TINY_V = 11, LM_TINY_DM = 16, LM_TINY_H = 2, LM_TINY_D = 8,
+    LM_TINY_F = 32
+};
+
+static void lm_tiny_config(rope_lm_config *c)
+{
+    rope_lm_config_defaults(c);
+    c->vocab_size = LM_TINY_V;
+    c->block.hidden_size = LM_TINY_DM;
+    c->block.num_attention_heads = LM_TINY_H;
+    c->block.num_key_value_heads = 1;
+    c->block.head_dim = LM_TINY_D;
+    c->block.intermediate_size = LM_TINY_F;
+}
+
 static void lm_tiny_run(uint64_t seed, int threads, double *loss,
                         float **weights, size_t *n)
 {
@@ -123,16 +139,10 @@ static void lm_tiny_run(uint64_t seed, int threads, double *loss,
     rope_lm m;
     rope_lm_buffers b;
     rope_lm_adamw o;
-    enum { N = 24, B = 3, D = 8 };
+    enum { N = 24, B = 3, D = LM_TINY_D };
     static float cs[N * D], sn[N * D];
     uint64_t st = 99;
-    rope_lm_config_defaults(&c);
-    c.vocab_size = 11;
-    c.block.hidden_size = 16;
-    c.block.num_attention_heads = 2;
-    c.block.num_key_value_heads = 1;
-    c.block.head_dim = D;
-    c.block.intermediate_size = 32;
+    lm_tiny_config(&c);
     ck_assert_int_eq(rope_lm_init(&m, &c, seed), 0);
     ck_assert_int_eq(rope_lm_buffers_make(&b, &m, B, N, threads), 0);
     ck_assert_int_eq(rope_lm_tables(ROPE_LM_M_ROPE, 1e4, 1, N, N, D, cs, sn),
@@ -140,8 +150,9 @@ static void lm_tiny_run(uint64_t seed, int threads, double *loss,
     rope_lm_adamw_defaults(&o);
     for (int step = 0; step < 6; step++) {
         for (int i = 0; i < B * N; i++) { /* each token the sum of two */
-            b.tokens[i] = (int)(rope_splitmix64(&st) % 11);
-            b.targets[i] = i % N ? (b.tokens[i] + b.tokens[i - 1]) % 11 : -1;
+            b.tokens[i] = (int)(rope_splitmix64(&st) % LM_TINY_V);
+            b.targets[i] = i % N ? (b.tokens[i] + b.tokens[i - 1]) % LM_TINY_V
+                                 : -1;
         }
         ck_assert_int_eq(rope_lm_forward(&m, &b, cs, sn), 0);
         loss[step] = rope_lm_backward(&m, &b, cs, sn);
@@ -186,7 +197,8 @@ static double lm_loss_at(rope_lm *m, rope_lm_buffers *b, const float *cs,
 
 START_TEST(test_lm_gradient_against_differences)
 {
-    enum { N = 24, B = 2, D = 8, DM = 16, F = 32, V = 11, H = 2 };
+    enum { N = 24, B = 2, D = LM_TINY_D, DM = LM_TINY_DM, F = LM_TINY_F,
+           V = LM_TINY_V, H = LM_TINY_H };
     rope_lm_config c;
     rope_lm m;
     rope_lm_buffers b;
@@ -196,13 +208,7 @@ START_TEST(test_lm_gradient_against_differences)
     const double C = 2 * (2 * DM + DM + H * D + F + D + 2 + N * (D + 2))
                      + DM + V;
     int judged = 0, groups = 0;
-    rope_lm_config_defaults(&c);
-    c.vocab_size = V;
-    c.block.hidden_size = DM;
-    c.block.num_attention_heads = H;
-    c.block.num_key_value_heads = 1;
-    c.block.head_dim = D;
-    c.block.intermediate_size = F;
+    lm_tiny_config(&c);
     ck_assert_int_eq(rope_lm_init(&m, &c, 11), 0);
     ck_assert_int_eq(rope_lm_buffers_make(&b, &m, B, N, 1), 0);
     ck_assert_int_eq(rope_lm_tables(ROPE_LM_M_ROPE, 1e4, 1, N, N, D, cs, sn),

@@ -14,6 +14,7 @@
 #   make experiments   chapter 7's training grid (book/data/evidence/)
 #   make corpus        chapter 7's text, extracted and verified (build/corpus/)
 #   make fuzz          the fuzz targets, FUZZ_SECONDS (60) each
+#   make wasm          the interactive figures' module and its test programs
 #   make deps          install the Debian packages the project needs
 #   make clean
 
@@ -67,7 +68,7 @@ EXTRA_ROOTS_5 := generated/bench/bench-attention.c \
   generated/bench/record-attention.c \
   generated/lib/attention-kernels.h generated/lib/attention-tune.h \
   generated/lib/attention-simd.c generated/lib/attention-bf16.c \
-  generated/lib/attention-naive.c
+  generated/lib/attention-naive.c generated/lib/attention-plan.c
 
 EXTRA_ROOTS_6 := generated/lib/ring-mpi.h generated/lib/ring-mpi.c \
   generated/bench/record-ring.c \
@@ -129,11 +130,12 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 HEADERS := $(addprefix $(T)/,$(notdir $(filter %.h,$(ROOTS))))
-# Chapter 5's kernel: attention.c, its reference and its two speed paths;
+# Chapter 5's kernel: attention.c, its reference, its two speed paths and
+# its plan (attention-plan.c, which the HTML edition also compiles);
 # chapter 7's float32 block, evidence-f32.c (its workshop);
 # npy.c reads and writes the NumPy files of the workshop's frame.
 LIB_EXTRA := $(if $(filter attention,$(NAMES)),attention-naive attention-simd \
-  attention-bf16) $(if $(filter evidence,$(NAMES)),corpus evidence-f32 \
+  attention-bf16 attention-plan) $(if $(filter evidence,$(NAMES)),corpus evidence-f32 \
   linear-f32 lm-f32)
 LIB_OBJS := $(foreach m,$(NAMES) $(LIB_EXTRA) npy,$(B)/obj/$m.o)
 # The tables that the program and the book share (the frame of the
@@ -484,9 +486,9 @@ build/data/.stamp: $(CORPUS)
 # The HTML edition (the workshop chapter "The HTML edition"): book/html/ from
 # the same sources, and a test of every page in headless Chromium.
 HTML_ROOTS := generated/html/nw2html.py generated/html/katex-render.js \
-  generated/html/test-html.js generated/html/rope.css
+  generated/html/test-html.js generated/html/rope.css generated/html/rope.js
 ROOTS += $(HTML_ROOTS)
-HTML_DEBIAN_PACKAGES := pandoc libjs-katex nodejs pdf2svg chromium
+HTML_DEBIAN_PACKAGES := pandoc libjs-katex nodejs mupdf-tools chromium
 HT := build/html-tool
 .PHONY: html test-html
 $(HT)/.stamp: $(NW) Makefile
@@ -497,7 +499,9 @@ book/html/index.html: $(HT)/.stamp $(NW) book/rope.pdf build/data/.stamp
 	/usr/bin/python3 $(HT)/nw2html.py --out book/html --data build/data \
 	  --aux build/book/rope.aux --bbl build/book/rope.bbl \
 	  --figdir build/html-fig --katex-script $(HT)/katex-render.js \
-	  --css $(HT)/rope.css $(NW)
+	  --css $(HT)/rope.css --js $(HT)/rope.js \
+	  --interactive $(W)/interactive.js \
+	  $(NW)
 html: deps
 	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(HTML_DEBIAN_PACKAGES)"
 	@$(MAKE) --no-print-directory book/html/index.html
@@ -512,6 +516,61 @@ test-html: html
 	@$(MAKE) --no-print-directory build/html-node/.stamp
 	NODE_PATH=build/html-node/node_modules node $(HT)/test-html.js \
 	  book/html build/html-shots
+	@$(MAKE) --no-print-directory $(W)/rope-wasm-native $(W)/rope-wasm-musl \
+	  $(W)/test-interactive.js
+	NODE_PATH=build/html-node/node_modules node $(W)/test-interactive.js \
+	  book/html $(W)/rope-wasm-native $(W)/rope-wasm-musl
+
+# ---------------------------------------------------------------- wasm
+# The interactive figures of the HTML edition (the workshop chapter "The
+# HTML edition", section "Interactive figures"): the library's functions
+# and the figures' glue compiled to WebAssembly and embedded in
+# build/wasm/interactive.js; the same glue compiled natively twice for
+# the test, against glibc (the library as make builds it) and against
+# musl (whose mathematics the module's wasi-libc shares).
+WASM_ROOTS := generated/html/wasm/rope-wasm.h generated/html/wasm/rope-wasm.c \
+  generated/html/wasm/rope-wasm-native.c generated/html/interactive.js \
+  generated/html/test-interactive.js
+ROOTS += $(WASM_ROOTS)
+WASM_PACKAGES := clang lld wasi-libc libclang-rt-14-dev-wasm32 musl-tools
+HTML_DEBIAN_PACKAGES += $(WASM_PACKAGES)
+W := build/wasm
+WASM_LIB := positions sinusoidal rotary scaling attention-plan
+WASM_SRC := $(addprefix $(T)/,$(addsuffix .c,$(WASM_LIB)) rope-wasm.c)
+WASM_CFLAGS := $(WARN) -ffp-contract=off -I$(T)
+.PHONY: wasm
+wasm:
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(WASM_PACKAGES)"
+	@$(MAKE) --no-print-directory $(W)/interactive.js $(W)/rope-wasm-native \
+	  $(W)/rope-wasm-musl $(W)/test-interactive.js
+	@echo "wasm: $(W)/rope.wasm, $$(wc -c < $(W)/rope.wasm) bytes, embedded in $(W)/interactive.js"
+$(W)/rope.wasm: $(WASM_SRC) $(HEADERS) $(T)/rope-wasm.h | $(T)/.stamp
+	@mkdir -p $(@D)
+	clang --target=wasm32-wasi -mexec-model=reactor -Oz $(WASM_CFLAGS) \
+	  -Wl,--strip-all -o $@ $(WASM_SRC)
+$(W)/rope-wasm-native: $(T)/rope-wasm-native.c $(T)/rope-wasm.c $(T)/rope-wasm.h \
+  $(B)/librope.a
+	@mkdir -p $(@D)
+	$(CC) $(ALLCFLAGS) -o $@ $(T)/rope-wasm-native.c $(T)/rope-wasm.c \
+	  $(B)/librope.a $(LDLIBS)
+$(W)/rope-wasm-musl: $(T)/rope-wasm-native.c $(WASM_SRC) $(HEADERS) $(T)/rope-wasm.h
+	@mkdir -p $(@D)
+	musl-gcc -O2 $(WASM_CFLAGS) -D_POSIX_C_SOURCE=200809L -o $@ \
+	  $(T)/rope-wasm-native.c $(WASM_SRC) -lm
+$(W)/test-interactive.js: $(NW) Makefile
+	@mkdir -p $(@D)
+	@notangle -R"generated/html/test-interactive.js" $(NW) > $@.tmp
+	@mv $@.tmp $@
+$(W)/interactive.js: $(W)/interactive-template.js $(W)/rope.wasm
+	b64=$$(base64 -w0 $(W)/rope.wasm); \
+	  sed "s|ROPE_WASM_BASE64_HERE|$$b64|" $< > $@.tmp
+	@grep -q ROPE_WASM_BASE64_HERE $@.tmp && { echo "wasm: module not embedded" >&2; exit 1; } || true
+	mv $@.tmp $@
+$(W)/interactive-template.js: $(NW) Makefile
+	@mkdir -p $(@D)
+	@notangle -R"generated/html/interactive.js" $(NW) > $@.tmp
+	@mv $@.tmp $@
+book/html/index.html: $(W)/interactive.js
 
 # ---------------------------------------------------------------- fuzz
 # make fuzz [FUZZ_SECONDS=60]: the libFuzzer targets of the frame of the

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # The HTML edition / The converter
 # nw2html.py: the HTML edition of the rope book.
-import html, json, os, re, shutil, subprocess, sys
+import html, html.parser, json, os, re, shutil, subprocess, sys
 
 MINIMIND = ("https://github.com/jingyaogong/minimind/blob/d65ef2c/"
             "model/model_minimind.py")
@@ -17,6 +17,7 @@ def noweb_stream(files):
 # ---- placeholders: words that pandoc passes through unchanged
 PH = []
 MATH = []               # (tex, display) of every formula, rendered at the end
+IDENTS = []             # (identifier, defining chunks, using chunks)
 def token(htm):
     PH.append(htm)
     return "ROPEPH%dX" % (len(PH) - 1)
@@ -87,6 +88,11 @@ def parse_stream(lines):
             if sub == "use": ident = (val, pending)
             elif sub == "defn" and mode == "code":
                 chunk.setdefault("idents", []).append(val)
+            elif sub == "entrybegin":
+                lab, _, name = val.partition(" ")
+                IDENTS.append((name, [], []))
+            elif sub == "entrydefn": IDENTS[-1][1].append(val)
+            elif sub == "entryuse": IDENTS[-1][2].append(val)
     return items, chunks
 # The HTML edition / The converter / Chunks as HTML
 # ---- chunks as HTML
@@ -104,17 +110,31 @@ def name_html(name):
         else: out.append(html.escape(p))
     return "".join(out)
 
-def chunk_html(c, num):
+def chunk_html(c, num, pieces):
     n = num[c["label"]]
+    first = pieces[c["name"]][0]
     eq = "+&equiv;" if c["prev"] else "&equiv;"
-    head = ('<div class="chunkhead"><a class="chunkname" href="%s">'
-            '&#x27E8;%s %d&#x27E9;</a>%s</div>'
-            % (ref(c["label"]), name_html(c["name"]), n, eq))
+    link = lambda l, text, rel="": '<a%s href="%s">%s</a>' % (
+        ' rel="%s"' % rel if rel else "", ref(l), text)
+    xref = []
+    if c["prev"] or c["next"]:
+        if c["uses"]:
+            xref.append("(%s)" % ", ".join(link(u, num[u]) for u in c["uses"]))
+        xref.append(link(c["prev"], "&#x25C1; %d" % num[c["prev"]], "prev")
+                    if c["prev"] else "&#x25C1;")
+        xref.append(link(c["next"], "%d &#x25B7;" % num[c["next"]], "next")
+                    if c["next"] else "&#x25B7;")
+    head = ('<div class="chunkhead"><a class="chunkno" href="%s" '
+            'title="chunk %d">%d</a> <a class="chunkname" href="%s">'
+            '&#x27E8;%s %d&#x27E9;</a>%s <span class="chunkxref">%s</span>'
+            '</div>' % (ref(c["label"]), n, n, ref(first), name_html(c["name"]),
+                        num[first], eq, " ".join(xref)))
     body = "\n".join(c["lines"]).strip("\n")
     notes = []
-    if len(c["defs"]) > 1:
+    if len(pieces[c["name"]]) > 1:
         notes.append("Defined in " + ", ".join(
-            '<a href="%s">%d</a>' % (ref(d), num[d]) for d in c["defs"]) + ".")
+            '<a href="%s">%d</a>' % (ref(d), num[d])
+            for d in pieces[c["name"]]) + ".")
     if c["uses"]:
         notes.append("Used in " + ", ".join(
             '<a href="%s">%d</a>' % (ref(u), num[u]) for u in c["uses"]) + ".")
@@ -334,15 +354,52 @@ class Book:
     def link(self, label, text):
         return token('<a href="%s">%s</a>' % (ref(label), html.escape(text)))
 
+    def where(self, label, prose=True):
+        # "section 3.5", resolved once every page is written; "3.5" in a table
+        return token('<a href="%s">\x01WHERE:%s:%s\x02</a>'
+                     % (ref(label), "p" if prose else "t", label))
+
+    def pagerefs(self, t):
+        # "page~\pageref{x}" names a page of the PDF; here it names the section
+        def sub(m):
+            lead, l1, l2, close = m.group(1), m.group(2), m.group(3), m.group(4)
+            close, paren = close or "", lead.strip() == "("
+            said = "\\ref{%s}" % l1 in t[max(0, m.start() - 80):m.start()]
+            if said and (lead.strip() == "," or paren and close):
+                return "" if paren else close   # the \ref before it says where
+            lead = {"on ": "in ", "On ": "In "}.get(lead, lead)
+            out = lead + self.where(l1)
+            if l2: out += " and " + self.where(l2)
+            return out + close
+        t = re.sub(r"(,\s*|\s*\(|\b[Oo]n |\bfrom |\bof |)"
+                   r"(?:p\.|pages?)~\\pageref\{([^}]*)\}"
+                   r"(?:\s+and~\\pageref\{([^}]*)\})?(\))?", sub, t)
+        return replace_cmd(t, "pageref", 1, lambda l: self.where(l, False))
+
+    def file_code(self, a):
+        """\\file{...}: the characters as typed, never a typographic dash."""
+        def untex(x):
+            for k, v in (("\\textbackslash{}", "\\"), ("\\textasciitilde{}", "~"),
+                         ("\\~{}", "~"), ("\\-", ""), ("{}", "")):
+                x = x.replace(k, v)
+            x = re.sub(r"\\([_#%&${}])", r"\1", x)
+            if "\\" in x: sys.exit("nw2html: a command in \\file{%s}" % a)
+            return html.escape(x)
+        parts = re.split(r"(\\emph\{[^{}]*\})", a)
+        return token("<code>%s</code>" % "".join(
+            "<em>%s</em>" % untex(x[6:-1]) if x.startswith("\\emph{")
+            else untex(x) for x in parts))
+
     def text(self, t):
+        t = re.sub(r"\\S(?![a-zA-Z])\s*", lambda m: token("&#xA7;"), t)
         t = replace_cmd(t, "label", 1,
                         lambda l: token('<span id="%s"></span>' % l))
+        t = self.pagerefs(t)
         t = replace_cmd(t, "eqref", 1,
                         lambda l: self.link(l, "(%s)" % self.num(l)[0]))
         t = replace_cmd(t, "ref", 1, lambda l: self.link(l, self.num(l)[0]))
-        t = replace_cmd(t, "pageref", 1, lambda l: self.link(l, self.num(l)[1]))
-        t = replace_cmd(t, "solref", 1, lambda l: "(Solution: " + self.link(
-            l, "page " + self.num(l)[1]) + ".)")
+        t = replace_cmd(t, "solref", 1, lambda l: "(Solution: "
+                        + self.where(l) + ".)")
         t = replace_cmd(t, "cite", 1, lambda ks: "[" + ", ".join(
             self.link("cite-" + k.strip(), self.cites.get(k.strip(), "?"))
             for k in ks.split(",")) + "]", opt=True)
@@ -351,7 +408,7 @@ class Book:
             t = replace_cmd(t, name, {"markboth": 2, "addcontentsline": 3,
                                       "addtocontents": 2}[name], lambda *a: "")
         for name in ("file", "cid"):
-            t = replace_cmd(t, name, 1, lambda a: "\\texttt{%s}" % a)
+            t = replace_cmd(t, name, 1, self.file_code)
         t = t.replace("\\qed", token("&#x220E;"))
         t = re.sub(r"\\(noindent|centering|medskip|bigskip|smallskip|"
                    r"phantomsection|cleardoublepage|clearpage|newpage|"
@@ -361,7 +418,6 @@ class Book:
                    r"frontmatter|mainmatter|appendix|workshopchaptersresume|"
                    r"workshopchapters|workshopsubchapter\{[a-z]\}|"
                    r"renewcommand\{\\indexname\}\{[^}]*\})(?![a-zA-Z])", "", t)
-        t = re.sub(r"\\S(?![a-zA-Z])", lambda m: token("&#xA7;"), t)
         return t
 
     def minimind_lines(self, para):
@@ -436,11 +492,21 @@ class Book:
             name = "Figure" if kind == "figure" else "Table"
             if kind == "figure":
                 body = body.replace("\\centering", "")
-                self.figures.append((body.strip(), number))
+                # the figure file has no .aux: its references are numbers
+                body = replace_cmd(body, "eqref", 1,
+                                   lambda l: "(%s)" % self.num(l)[0])
+                body = replace_cmd(body, "ref", 1, lambda l: self.num(l)[0])
+                self.figures.append((body.strip(), number,
+                                     self.plain_caption(caption)))
                 k = len(self.figures)
-                img = ('<figure class="fig"><img src="fig/fig-%d.svg" '
-                       'alt="Figure %s"><figcaption>' % (k, number))
-                return ("\n\n" + token(img) + anchor + "\\textbf{%s %s.} %s"
+                img = ('<figure class="fig"%s><div class="figimg">\x01FIG:%d\x02'
+                       '</div><a class="figfull" href="fig/fig-%d.svg" '
+                       'aria-label="Figure %s at full size">full size</a>'
+                       '<figcaption id="figcap-%d">'
+                       % (' id="%s"' % label if label else "", k, k, number, k))
+                # each tag a paragraph of its own, so the caption is a <p>
+                # inside the <figcaption> and no <p> holds the <figure>
+                return ("\n\n" + token(img) + "\n\n\\textbf{%s %s.} %s\n\n"
                         % (name, number, caption) + token("</figcaption></figure>")
                         + "\n\n")
             return ("\n\n" + anchor + "\\textbf{%s %s.} %s\n\n" % (
@@ -448,6 +514,32 @@ class Book:
                 + "\n\n")
         return re.sub(r"\\begin\{(figure|table)\}(?:\[[^\]]*\])?(.*?)"
                       r"\\end\{\1\}", fig, t, flags=re.S)
+
+    def plain_caption(self, cap):
+        """A caption as plain text, for the title of a figure's own file."""
+        import unicodedata
+        cap = replace_cmd(cap, "val", 1, lambda k: self.values.get(k, ""))
+        cap = replace_cmd(cap, "eqref", 1, lambda l: "(%s)" % self.num(l)[0])
+        cap = replace_cmd(cap, "ref", 1, lambda l: self.num(l)[0])
+        cap = re.sub(r"ROPEPH(\d+)X", lambda m: html.unescape(
+            re.sub(r"<[^>]*>", "", PH[int(m.group(1))])), cap)
+        def symbol(m):
+            name = m.group(1)
+            signs = {"ell": "\u2113", "approx": "\u2248", "le": "\u2264",
+                     "leq": "\u2264", "ge": "\u2265", "geq": "\u2265",
+                     "times": "\u00d7", "cdot": "\u00b7", "ldots": "\u2026",
+                     "dots": "\u2026", "infty": "\u221e", "pm": "\u00b1",
+                     "lambda": "\u03bb", "Lambda": "\u039b"}
+            if name in signs: return signs[name]
+            case = "CAPITAL" if name[0].isupper() else "SMALL"
+            try: return unicodedata.lookup("GREEK %s LETTER %s" % (case, name.upper()))
+            except KeyError: return ""
+        cap = re.sub(r"ROPEIDX\d+Q", "", cap)
+        cap = re.sub(r"\\[,;:! ]", " ", cap)
+        cap = re.sub(r"\\([a-zA-Z]+)\*?", symbol, cap)
+        cap = re.sub(r"[{}$\\]", "", cap)
+        return re.sub(r"\s+", " ", cap.replace("~", " ").replace("--", "\u2013")
+                      ).strip()
 
     def exercises(self, t):
         def ex(m):
@@ -646,7 +738,9 @@ def untoken(h):
         h2 = re.sub(r"ROPEPH(\d+)X", lambda m: PH[int(m.group(1))], h)
         if h2 == h: break
         h = h2
-    return h
+    # a figure's place, once compile_figures has made its SVG
+    return re.sub(r"\x01FIG:(\d+)\x02",
+                  lambda m: FIGS.get(int(m.group(1)), m.group(0)), h)
 
 def math_code(m):
     text = html.unescape(re.sub(r"<[^>]*>", "", untoken(PH[int(m.group(1))])))
@@ -663,12 +757,180 @@ def render_math(items, node_script):
                        stdout=subprocess.PIPE, check=True)
     return json.loads(r.stdout.decode())
 
+# The HTML edition / The converter / Figures as SVG with their text
+# ---- figures: SVG with their text, from mutool
+import xml.etree.ElementTree as ET
+SVG, XLINK = "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"
+XMLSPACE = "{http://www.w3.org/XML/1998/namespace}space"
+ET.register_namespace("", SVG)
+ET.register_namespace("xlink", XLINK)
+FIGS = {}                # figure number k -> its inline SVG
+FIG_BUDGET = 200 * 1024  # above this, a figure's graphics become an image
+# a PDF font: the family of its design size, then fallbacks of its width
+FAMILIES = (
+    ("LMMono", "LM Mono", (8, 9, 10, 12),
+     "'Latin Modern Mono', 'DejaVu Sans Mono', monospace"),
+    ("LMSans", "LM Sans", (8, 9, 10, 12, 17),
+     "'Latin Modern Sans', 'DejaVu Sans', sans-serif"),
+    ("LM", "LM Roman", (5, 6, 7, 8, 9, 10, 12, 17),
+     "'Latin Modern Roman', 'Latin Modern Math', 'CMU Serif', Times, "
+     "'Nimbus Roman', 'Liberation Serif', serif"))
+# glyphs of the math extension font that glyphtounicode.tex does not name
+CMEX = {"summation": "2211", "product": "220F", "integral": "222B",
+        "contintegral": "222E", "union": "22C3", "intersection": "22C2"}
+GRAPHICS_JS = r"""
+// mutool run graphics.js PDF SCALE PAGE OUT.png ...: draw pages without
+// their text, which the SVG carries.
+var doc = new Document(scriptArgs[0]), s = Number(scriptArgs[1]);
+for (var i = 2; i < scriptArgs.length; i += 2) {
+  var page = doc.loadPage(Number(scriptArgs[i]) - 1), b = page.bound();
+  var pix = new Pixmap(DeviceRGB, [0, 0, Math.ceil((b[2] - b[0]) * s),
+                                   Math.ceil((b[3] - b[1]) * s)], false);
+  pix.clear(255);
+  var draw = new DrawDevice(Identity, pix), dev = {};
+  ["fillPath", "strokePath", "clipPath", "clipStrokePath", "popClip",
+   "fillShade", "fillImage", "fillImageMask", "clipImageMask", "beginMask",
+   "endMask", "beginGroup", "endGroup", "beginTile", "endTile"].forEach(
+    function (m) { dev[m] = function () { return draw[m].apply(draw, arguments); }; });
+  page.run(dev, Scale(s, s));
+  draw.close();
+  pix.saveAsPNG(scriptArgs[i + 1]);
+}
+"""
+
+def q(tag): return "{%s}%s" % (SVG, tag)
+
+def font_key(family, bold, italic):
+    style = ("Bold" if bold else "") + ("Italic" if italic else "")
+    return family + "-" + (style or "Regular")
+
+def glyph_widths(stext):
+    """Each glyph's advance in ems, from mutool's structured text."""
+    widths = {}
+    for font in ET.parse(stext).iter("font"):
+        name, size = font.get("name"), float(font.get("size"))
+        fam, _, style = name.partition("-")
+        key = font_key(fam, "Bold" in style, "Italic" in style)
+        for ch in font.iter("char"):
+            x0, y0, x1, y1 = [float(v) for v in ch.get("quad").split()[:4]]
+            widths.setdefault((key, ch.get("c")),
+                              ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5 / size)
+    return widths
+
+def text_runs(t):
+    """The glyphs of one <text>: (attributes, size, key, y, [(x, char)])."""
+    fam, size = t.get("font-family", ""), float(t.get("font-size"))
+    math = fam.startswith(("LMMathSymbols", "LMMathExtension"))
+    italic = t.get("font-style") == "italic" and not math
+    bold = t.get("font-weight") == "bold"
+    a = {"font-size": t.get("font-size"), "font-family": "serif"}
+    for prefix, name, sizes, rest in FAMILIES:
+        if fam.startswith(prefix):
+            n = int(re.sub(r"\D", "", fam) or 10)
+            a["font-family"] = "'%s %d', %s" % (name, n if n in sizes else 10,
+                                                rest)
+            break
+    if italic: a["font-style"] = "italic"
+    if bold: a["font-weight"] = "bold"
+    if t.get("fill"): a["fill"] = t.get("fill")
+    key = font_key(fam, bold, italic and not fam.startswith("LMMath"))
+    dy = 0
+    if fam.startswith("LMMathExtension"):
+        # TeX's big operators hang below their baseline; Latin Modern
+        # Math centres them on the axis, a quarter of an em above it
+        dy = 0.75 * size
+    return [(a, size, key, float(s.get("y")) + dy,
+             list(zip([float(x) for x in s.get("x").split()], s.text or "")))
+            for s in t.iter(q("tspan"))]
+
+def join_runs(runs, widths):
+    """The runs of one line as tspans, with a space where a word ends."""
+    out, prev = [], None
+    for a, size, key, y, glyphs in runs:
+        xs, chars = [], []
+        for x, ch in glyphs:
+            if prev:
+                px, py, pch, psize, pkey = prev
+                end = px + widths.get((pkey, pch), 0.5) * psize
+                em = max(size, psize)
+                if (abs(y - py) > 0.6 * em or x - end > 0.15 * em
+                        or x - end < -0.6 * em):
+                    if chars: xs.append(end); chars.append(" ")
+                    elif out and not out[-1][3].endswith(" "):
+                        out[-1][2].append(end); out[-1][3] += " "
+            xs.append(x); chars.append(ch)
+            prev = (x, y, ch, size, key)
+        if chars: out.append([a, y, xs, "".join(chars)])
+    return out
+
+def short(m):
+    """A number of a coordinate, to a hundredth of a point."""
+    v = ("%.2f" % float(m.group(0))).rstrip("0").rstrip(".")
+    v = re.sub(r"^(-?)0\.", r"\1.", v)
+    if v in ("-0", ""): v = "0"
+    if m.group(0)[0] == "-" and v[0] != "-":
+        v = " " + v         # the minus sign was the separator
+    return v + (" " if m.string[m.end():m.end() + 1] == "." and "." not in v
+                else "")
+
+def figure_svg(src, k, widths):
+    """mutool's SVG of figure k, its text in words, its ids its own."""
+    root = ET.parse(src).getroot()
+    for parent in list(root.iter()):
+        groups, cur = [], None
+        for c in list(parent):
+            if c.tag != q("text"): cur = None; continue
+            tr = re.sub(r"-?\d*\.?\d+", lambda m: "%.2f" % float(m.group(0)),
+                        c.get("transform", ""))
+            if cur and cur[0] == tr: cur[1].append(c)
+            else: cur = (tr, [c]); groups.append(cur)
+        for _, texts in groups:
+            spans = join_runs([r for t in texts for r in text_runs(t)], widths)
+            new = ET.Element(q("text"), {"transform": texts[0].get("transform"),
+                                         XMLSPACE: "preserve"})
+            for a, y, xs, s in spans:
+                if "\ufffd" in s:
+                    sys.exit("nw2html: figure %d has a glyph without Unicode "
+                             "in '%s'" % (k, s))
+                sp = ET.SubElement(new, q("tspan"), a)
+                sp.set("x", " ".join("%.2f" % x for x in xs))
+                sp.set("y", "%.2f" % y)
+                sp.text = s
+            parent.insert(list(parent).index(texts[0]), new)
+            for t in texts: parent.remove(t)
+    for e in root.iter():
+        for name, v in list(e.attrib.items()):
+            if name == "id": e.set(name, "fig%d-%s" % (k, v))
+            elif "url(#" in v:
+                e.set(name, v.replace("url(#", "url(#fig%d-" % k))
+            elif name in ("d", "transform", "x", "y", "width", "height",
+                          "stroke-width", "font-size", "stroke-dasharray"):
+                e.set(name, re.sub(r"-?\d*\.\d+", short, v))
+            if (name, v) in (("stroke-linecap", "butt"),
+                             ("stroke-linejoin", "miter")):
+                del e.attrib[name]
+    return root
+
+def text_only(root, png):
+    """The figure's graphics replaced by an image of them under its text."""
+    for parent in list(root.iter()):
+        if parent.tag == q("clipPath"): continue
+        for c in list(parent):
+            if c.tag in (q("path"), q("image")): parent.remove(c)
+    x, y, w, h = root.get("viewBox").split()
+    root.insert(0, ET.Element(q("image"), {"x": x, "y": y, "width": w,
+        "height": h, "preserveAspectRatio": "none", "href": png}))
+
+# The HTML edition / The converter / The three tools
 def compile_figures(figures, preamble, macros_tex, figdir, outdir):
     os.makedirs(figdir, exist_ok=True)
-    os.makedirs(os.path.join(outdir, "fig"), exist_ok=True)
-    doc = [preamble, macros_tex, "\\begin{document}\n",
-           "\\hoffset=-1in \\voffset=-1in\n"]
-    for body, _ in figures:
+    doc = [preamble, macros_tex,
+           "\\input glyphtounicode \\pdfgentounicode=1\n"]
+    for name, code in sorted(CMEX.items()):
+        for size in ("text", "display"):
+            doc.append("\\pdfglyphtounicode{%s%s}{%s}\n" % (name, size, code))
+    doc += ["\\begin{document}\n", "\\hoffset=-1in \\voffset=-1in\n"]
+    for body, _, _ in figures:
         doc.append("\\setbox0=\\hbox{\\kern6pt %s\\kern6pt}%%\n"
                    "\\pdfpagewidth=\\wd0 \\pdfpageheight=\\ht0 "
                    "\\advance\\pdfpageheight by \\dp0 "
@@ -693,9 +955,51 @@ def compile_figures(figures, preamble, macros_tex, figdir, outdir):
     if pages != len(figures):
         sys.exit("nw2html: %d figures but %d pages in %s"
                  % (len(figures), pages, pdf))
-    # one call for all pages: pdf2svg 0.2.3 finds page 2 and on only so
-    subprocess.run(["pdf2svg", pdf, os.path.join(outdir, "fig", "fig-%d.svg"),
-                    "all"], check=True)
+    def mutool(*args):
+        r = subprocess.run(["mutool"] + list(args), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        if r.returncode != 0:
+            sys.exit("nw2html: mutool %s failed:\n%s" % (
+                args[0], r.stdout.decode(errors="replace")))
+    raw = os.path.join(figdir, "raw-%d.svg")
+    mutool("convert", "-F", "svg", "-O", "text=text", "-o", raw, pdf)
+    stext = os.path.join(figdir, "figures.stext")
+    mutool("draw", "-F", "stext", "-o", stext, pdf)
+    widths = glyph_widths(stext)
+    figs = {k: figure_svg(raw % k, k, widths) for k in range(1, pages + 1)}
+    heavy = [k for k, r in figs.items()
+             if len(ET.tostring(r, encoding="unicode")) > FIG_BUDGET]
+    figout = os.path.join(outdir, "fig")
+    if os.path.isdir(figout): shutil.rmtree(figout)
+    os.makedirs(figout)
+    if heavy:
+        js = os.path.join(figdir, "graphics.js")
+        with open(js, "w") as f: f.write(GRAPHICS_JS)
+        mutool("run", js, pdf, "3", *[a for k in heavy for a in (
+            str(k), os.path.join(figout, "fig-%d.png" % k))])
+        for k in heavy: text_only(figs[k], "fig-%d.png" % k)
+    for k, root in figs.items():
+        _, number, title = figures[k - 1]
+        x, y, w, h = [float(v) for v in root.get("viewBox").split()]
+        for a in ("width", "height", "version"): root.attrib.pop(a, None)
+        image = root.find(q("image"))
+        # the file: twice the size of the page's figure, with a title
+        root.set("width", "%d" % round(w * 8 / 3))
+        root.set("height", "%d" % round(h * 8 / 3))
+        t = ET.Element(q("title"))
+        t.text = "Figure %s. %s" % (number, title)
+        root.insert(0, t)
+        with open(os.path.join(figout, "fig-%d.svg" % k), "w") as f:
+            f.write(ET.tostring(root, encoding="unicode") + "\n")
+        # on the page: the size of the PDF's figure, named by its caption
+        root.remove(t)
+        root.set("width", "%d" % round(w * 4 / 3))
+        root.set("height", "%d" % round(h * 4 / 3))
+        root.set("role", "img")
+        root.set("aria-labelledby", "figcap-%d" % k)
+        if k in heavy: root.find(q("image")).set("href", "fig/fig-%d.png" % k)
+        FIGS[k] = ET.tostring(root, encoding="unicode")
+# The HTML edition / The converter / Figures as SVG with their text
 def main():
     import argparse
     ap = argparse.ArgumentParser()
@@ -706,12 +1010,16 @@ def main():
     ap.add_argument("--figdir", required=True)
     ap.add_argument("--katex-script", required=True)
     ap.add_argument("--css", required=True)
+    ap.add_argument("--js", required=True)
+    ap.add_argument("--interactive")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     items, chunks = parse_stream(noweb_stream(a.files))
     num = {c["label"]: k + 1 for k, c in enumerate(chunks)}
+    pieces = {}             # a chunk's name -> the labels of its pieces
+    for c in chunks: pieces.setdefault(c["name"], []).append(c["label"])
     whole = "".join(x if kind == "doc" else
-                    "\n\n" + token(chunk_html(x, num)) + "\n\n"
+                    "\n\n" + token(chunk_html(x, num, pieces)) + "\n\n"
                     for kind, x in items)
     b = whole.index("\\begin{document}")
     e = whole.index("\\end{document}")
@@ -743,6 +1051,9 @@ def main():
     bbl = re.sub(r"\\begin\{thebibliography\}\{[^}]*\}|\\end\{thebibliography\}"
                  r"|\\providecommand.*|\\expandafter.*|\\newblock"
                  r"|\\natexlab\{([^}]*)\}", lambda m: m.group(1) or "", bbl)
+    bbl = re.sub(r"arXiv:(\d{4}\.\d{4,5})", lambda m: token(
+        '<a href="https://arxiv.org/abs/%s">arXiv:%s</a>' % (m.group(1),
+                                                              m.group(1))), bbl)
     pages.append({"title": "References", "num": None, "file": "references.html",
                   "label": None, "tex": bbl})
     os.makedirs(a.out, exist_ok=True)
@@ -758,11 +1069,15 @@ def main():
             p["html"] += book.concept_index(pages)
         if p["title"] == "Index of chunks": p["html"] += chunk_index(chunks, num)
         if p["title"] == "Index of identifiers":
-            p["html"] += ident_index(chunks, num)
+            p["html"] += ident_index(num)
     rendered = render_math(MATH, a.katex_script)
     def fill(h):
         h = untoken(h)
         h = re.sub(r"\x01NUM:([^\x02]*)\x02", lambda m: str(num[m.group(1)]), h)
+        # a formula and the punctuation after it break as one word
+        h = re.sub(r"\x01MATH:(\d+)\x02([.,;:!?)\]]+)", lambda m:
+                   '<span class="nowrap">%s%s</span>' % (
+                       rendered[int(m.group(1))], m.group(2)), h)
         return re.sub(r"\x01MATH:(\d+)\x02", lambda m: rendered[int(m.group(1))], h)
     for p in pages:
         p["html"] = fill(p["html"])
@@ -776,13 +1091,24 @@ TEMPLATE = """<!DOCTYPE html>
 <title>%(title)s - rope</title>
 <link rel="stylesheet" href="katex/katex.min.css">
 <link rel="stylesheet" href="rope.css">
+<script src="rope.js" defer></script>%(scripts)s
 </head>
 <body>
-<nav class="top">%(nav)s</nav>
-<main>
+<a class="skip" href="#main">Skip to the text</a>
+<header class="top">
+<nav class="pager" aria-label="Previous and next">%(nav)s</nav>
+<form class="search" role="search" action="search.html">
+<input type="search" name="q" placeholder="Search the book"
+ aria-label="Search the book"></form>
+</header>
+<div class="layout">
+<details class="sidebar"><summary>Contents</summary>
+<nav aria-label="Contents of the book">%(side)s</nav></details>
+<main id="main">
 %(body)s
 </main>
-<nav class="bottom">%(nav)s</nav>
+</div>
+<nav class="pager bottom" aria-label="Previous and next">%(nav)s</nav>
 </body>
 </html>
 """
@@ -807,25 +1133,144 @@ def chunk_index(chunks, num):
                 '<a href="%s">%d</a>' % (ref(l), num[l]) for l in labs)))
     return '<ul class="index">%s</ul>' % "\n".join(rows)
 
-def ident_index(chunks, num):
-    defs = {}
-    for c in chunks:
-        for i in c.get("idents", []):
-            defs.setdefault(i, []).append(c["label"])
+def ident_index(num):
+    def links(labels):
+        return ", ".join('<a href="%s">%d</a>' % (ref(l), num[l])
+                         for l in labels)
     return '<ul class="index">%s</ul>' % "\n".join(
-        '<li><code>%s</code>: %s</li>' % (html.escape(i), ", ".join(
-            '<a href="%s">%d</a>' % (ref(l), num[l]) for l in defs[i]))
-        for i in sorted(defs, key=str.lower))
+        '<li><code>%s</code>: defined in %s%s.</li>' % (
+            html.escape(name), links(defs),
+            "; used in " + links(uses) if uses else ", not used elsewhere")
+        for name, defs, uses in sorted(IDENTS, key=lambda e: e[0].lower()))
 
+def order_headings(h):
+    """Headings one level at most below the one before; ids without
+    placeholders."""
+    level, seen = [1], set()
+    def unique(i):
+        i = re.sub(r"ropeph\d+x-?", "", i) or "section"
+        k, base = 1, i
+        while i in seen: k += 1; i = "%s-%d" % (base, k)
+        seen.add(i)
+        return i
+    def fix(m):
+        n, attrs, body = int(m.group(1)), m.group(2), m.group(3)
+        para = n == 5
+        n = min(n, level[0] + 1)
+        level[0] = n
+        attrs = re.sub(r'\sid="([^"]*)"', lambda i: ' id="%s"'
+                       % unique(i.group(1)), attrs)
+        if para: attrs += ' class="para"'
+        return "<h%d%s>%s</h%d>" % (n, attrs, body, n)
+    return re.sub(r"<h([2-6])((?:\s[^>]*)?)>(.*?)</h\1>", fix, h, flags=re.S)
+
+def strip_mathml(h):
+    return re.sub(r'<span class="katex-mathml"><math.*?</math></span>', "",
+                  h, flags=re.S)
+
+def locations(p, labels):
+    """The section (or number) every id of page p stands in."""
+    where, current = {}, p["label"].lower() if p["label"] else p["title"]
+    for m in re.finditer(r'<h[1-6]([^>]*)>(.*?)</h[1-6]>|\sid="([^"]+)"',
+                         p["html"], flags=re.S):
+        if m.group(3):
+            where[m.group(3)] = current
+            continue
+        text = re.sub(r"<[^>]*>", "", strip_mathml(m.group(2))).strip()
+        num = re.match(r"([A-Z]?W?\d+[a-z]?(?:\.\d+)+|[A-Z](?:\.\d+)+)\s",
+                       text)
+        if num: current = "section " + num.group(1)
+        for i in re.findall(r'\sid="([^"]+)"', m.group(1) + m.group(2)):
+            where[i] = current
+    return where
+
+def where_text(label, kind, at, page, labels):
+    num = labels.get(label, ("??",))[0]
+    prefix = label.split(":")[0]
+    words = {"eq": "equation (%s)", "fig": "figure %s", "tab": "table %s",
+             "ex": "exercise %s"}
+    if prefix in words: text = words[prefix] % num
+    elif prefix in ("ch", "app"):
+        text = page["label"].lower() if page["label"] else page["title"]
+    else: text = at
+    if kind == "t":
+        text = re.sub(r"^section ", "\u00a7", text)
+    return text.replace(" ", "\u00a0", 1) if kind == "p" else text
+
+def sidebar(pages, parts, current, sections):
+    roman = ["I", "II", "III", "IV", "V"]
+    starts = {part[0]: k for k, part in enumerate(parts)}
+    out = ['<ul class="side">']
+    for k, p in enumerate(pages):
+        if k in starts:
+            out.append('<li class="part">Part %s: %s</li>'
+                       % (roman[starts[k]], html.escape(parts[starts[k]][1])))
+        here = p["file"] == current
+        out.append('<li><a href="%s"%s>%s%s</a>' % (
+            p["file"], ' aria-current="page"' if here else "",
+            (p["num"] + " ") if p.get("num") else "", html.escape(p["title"])))
+        if here and sections:
+            out.append('<ul>%s</ul>' % "".join(
+                '<li><a href="#%s">%s</a></li>' % (i, t) for i, t in sections))
+        out.append("</li>")
+    out.append("</ul>")
+    return "".join(out)
+
+# The HTML edition / The converter / The search index
+class TextOf(html.parser.HTMLParser):
+    """The sections of a page: (id, title, text), formulas left out."""
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.sections = [["", "", []]]
+        self.skip = 0           # depth inside a formula or a script
+        self.title = None       # the text of the heading being read
+    def handle_starttag(self, tag, attrs):
+        d = dict(attrs)
+        if self.skip or "katex" in (d.get("class") or "").split() \
+           or tag in ("script", "style"):
+            self.skip += tag not in ("br", "img", "input", "meta", "link")
+            return
+        if re.fullmatch(r"h[1-6]", tag) and d.get("id"):
+            self.sections.append([d["id"], "", []])
+            self.title = []
+    def handle_endtag(self, tag):
+        if self.skip:
+            self.skip -= 1
+            return
+        if re.fullmatch(r"h[1-6]", tag) and self.title is not None:
+            self.sections[-1][1] = " ".join("".join(self.title).split())
+            self.title = None
+    def handle_data(self, data):
+        if self.skip: return
+        if self.title is not None: self.title.append(data)
+        self.sections[-1][2].append(data)
+
+def write_search_index(path, pages):
+    entries = []
+    for p in pages:
+        t = TextOf()
+        t.feed(p["html"])
+        for sid, title, text in t.sections:
+            text = " ".join("".join(text).split())
+            if text: entries.append([p["file"], sid, title or p["title"], text])
+    titles = {p["file"]: ((p["label"] + ". ") if p.get("label") else "")
+              + p["title"] for p in pages}
+    with open(path, "w") as f:
+        f.write("// search-index.js: written by nw2html.py\n"
+                "window.ROPE_PAGES = %s;\nwindow.ROPE_SEARCH = %s;\n"
+                % (json.dumps(titles), json.dumps(entries)))
+
+# The HTML edition / The converter / The site
 def write_site(a, pages, parts, chunks, num, book):
-    # where every anchor lives
-    where = {}
+    # where every anchor lives, and the section it stands in
+    where, at = {}, {}
     for p in pages:
         head = "<h1>%s%s</h1>\n" % (
             (p["label"] + ". ") if p["label"] else "", html.escape(p["title"]))
-        p["html"] = head + p["html"]
-        for i in re.findall(r'\sid="([^"]+)"', p["html"]):
+        p["html"] = order_headings(head + p["html"])
+        for i, w in locations(p, book.labels).items():
             where.setdefault(i, p["file"])
+            at.setdefault(i, (w, p))
     toc = ['<h1>rope</h1><p class="subtitle">Position encodings in '
            'transformers, from sinusoids to rotary embeddings to a fused '
            'attention kernel. A literate program in C.</p>',
@@ -842,30 +1287,51 @@ def write_site(a, pages, parts, chunks, num, book):
             toc.append('<li class="part" id="%s">Part %s: %s</li>' % (
                 starts[k][2] or "part-%d" % pi, roman[pi],
                 html.escape(starts[k][1])))
-        secs = re.findall(r'<h2[^>]*\sid="([^"]+)"[^>]*>(.*?)</h2>', p["html"])
+        p["sections"] = [(i, strip_mathml(t)) for i, t in re.findall(
+            r'<h2[^>]*\sid="([^"]+)"[^>]*>(.*?)</h2>', p["html"], flags=re.S)]
         toc.append('<li class="chapter"><a href="%s">%s%s</a>' % (
             p["file"], (p["label"] + ". ") if p["label"] else "",
             html.escape(p["title"])))
-        if secs:
+        if p["sections"]:
             toc.append('<ul>%s</ul>' % "".join(
-                '<li><a href="%s#%s">%s</a></li>' % (p["file"], i, re.sub(
-                    r'<span class="katex-mathml">.*?</span></span>', '', t))
-                for i, t in secs))
+                '<li><a href="%s#%s">%s</a></li>' % (p["file"], i, t)
+                for i, t in p["sections"]))
         toc.append("</li>")
     toc.append("</ul>")
-    index = {"title": "Contents", "file": "index.html", "html": "\n".join(toc)}
+    index = {"title": "Contents", "file": "index.html", "html": "\n".join(toc),
+             "sections": []}
+    search = {"title": "Search", "file": "search.html", "sections": [],
+              "html": '<h1>Search</h1><div id="search-results" '
+              'aria-live="polite"><p>The search runs in the browser; it '
+              'needs JavaScript.</p></div>'}
     def resolve(h):
+        h = re.sub(r"\x01WHERE:([pt]):([^\x02]*)\x02", lambda m: where_text(
+            m.group(2), m.group(1), *at.get(m.group(2), ("??", pages[0])),
+            book.labels), h)
         return re.sub(r"\x01REF:([^\x02]*)\x02", lambda m: (
             "%s#%s" % (where[m.group(1)], m.group(1)) if m.group(1) in where
             else "#unresolved-" + m.group(1)), h)
-    for k, p in enumerate([index] + pages):
-        seq = [index] + pages
-        out = TEMPLATE % {"title": html.escape(p["title"]),
-                          "nav": nav(seq[k - 1] if k > 0 else None,
+    seq = [index] + pages
+    scripts = ""
+    if a.interactive:
+        shutil.copy(a.interactive, os.path.join(a.out, "interactive.js"))
+        scripts = '\n<script src="interactive.js" defer></script>'
+    for k, p in enumerate(seq + [search]):
+        p["html"] = resolve(p["html"])
+        extra = scripts
+        if p is search:
+            extra += '\n<script src="search-index.js" defer></script>'
+        out = resolve(TEMPLATE % {"title": html.escape(p["title"]),
+                          "nav": nav(seq[k - 1] if 0 < k < len(seq) else None,
                                      seq[k + 1] if k + 1 < len(seq) else None),
-                          "body": resolve(p["html"])}
+                          "side": sidebar(seq, [(s + 1, t, l) for s, t, l
+                                                in parts], p["file"],
+                                          p["sections"]),
+                          "scripts": extra, "body": p["html"]})
         with open(os.path.join(a.out, p["file"]), "w") as f: f.write(out)
+    write_search_index(os.path.join(a.out, "search-index.js"), seq)
     shutil.copy(a.css, os.path.join(a.out, "rope.css"))
+    shutil.copy(a.js, os.path.join(a.out, "rope.js"))
     kdir = os.path.join(a.out, "katex")
     if os.path.isdir(kdir): shutil.rmtree(kdir)
     os.makedirs(kdir)
@@ -880,7 +1346,7 @@ def write_site(a, pages, parts, chunks, num, book):
         for d in dirs: os.chmod(os.path.join(top, d), 0o755)
         for n in names: os.chmod(os.path.join(top, n), 0o644)
     print("nw2html: %d pages, %d chunks, %d formulas, %d figures in %s" % (
-        len(pages) + 1, len(chunks), len(MATH), len(book.figures), a.out))
+        len(pages) + 2, len(chunks), len(MATH), len(book.figures), a.out))
 
 # The HTML edition / The converter
 if __name__ == "__main__":

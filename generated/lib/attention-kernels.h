@@ -120,6 +120,14 @@ ATT_HIDDEN int att_check(const rope_attention_params *p);
 ATT_HIDDEN void att_simd_kernels(rope_simd s, att_kernels *k);
 ATT_HIDDEN const char *att_env_bf16(void);
 ATT_HIDDEN extern att_tuning att_tune;
+/* W5.6.1 The shape of a job, in a file of its own */
+enum { ATT_TILE_SKIPPED, ATT_TILE_PARTIAL, ATT_TILE_FULL };
+ATT_HIDDEN long att_last_key(const att_job *J, long i);
+ATT_HIDDEN int att_tile_kind(const att_job *J, long q0, int nq, int t);
+ATT_HIDDEN void att_item_blocks(const att_job *J, long it, int ib,
+                                int *b0, int *b1);
+ATT_HIDDEN void att_plan_shape(att_job *J, const rope_attention_params *p,
+                               int ib);
 /* W5b.2 The code of the bfloat16 path */
 ATT_HIDDEN void att_plan_bf16(att_job *J, const rope_attention_params *p);
 ATT_HIDDEN void att_round_q_bf16(att_job *J, att_ws *w, int nb);

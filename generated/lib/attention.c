@@ -344,22 +344,16 @@ static void att_load_q(att_job *J, att_ws *w, int kb, long bg, int h0,
     }
 }
 /* 5.8 The driver, threads and load balance */
-static long att_last_key(const att_job *J, long i)
-{
-    const rope_attention_params *p = J->p;
-    return p->causal ? (long)p->kv_len - p->seq_len + i
-                     : (long)p->kv_len - 1;
-}
 static void att_tile_block(att_job *J, att_ws *w, int kb, int q0,
                            int nq, int t)
 {
     int M = J->M, dp = J->dp;
-    long j0 = (long)t * ATT_BK;
-    long lo = att_last_key(J, q0), hi = att_last_key(J, q0 + nq - 1);
+    long j0 = (long)t * ATT_BK, hi = att_last_key(J, q0 + nq - 1);
+    int kind = att_tile_kind(J, q0, nq, t);
     size_t at = (size_t)kb * M;
     const int *nv = NULL;
-    if (j0 > hi) return;
-    if (j0 + ATT_BK - 1 > lo) {
+    if (kind == ATT_TILE_SKIPPED) return;
+    if (kind == ATT_TILE_PARTIAL) {
         for (int r = 0; r < M; r++) {
             int il = r % J->bq;
             long L = il < nq ? att_last_key(J, q0 + il) : hi;
@@ -508,8 +502,8 @@ static void att_do_item(att_job *J, att_ws *w, long it)
         att_pack_item(J, w, it);
     } else if (J->pass == 1) {
         long u = it % units;
-        int G = att_tune.ib, b1 = J->nqb - (int)(it / units) * G;
-        int b0 = b1 > G ? b1 - G : 0, h0 = (int)(u / per) * J->hb;
+        int b0, b1, h0 = (int)(u / per) * J->hb;
+        att_item_blocks(J, it, att_tune.ib, &b0, &b1);
         for (int kb = 0; kb < b1 - b0; kb++) {
             int q0 = (b0 + kb) * J->bq;
             int nq = p->seq_len - q0 < J->bq ? p->seq_len - q0 : J->bq;
@@ -802,31 +796,10 @@ int rope_attention(float *out, const float *q, const float *k,
 /* W5.6 The driver's remaining steps */
 static void att_plan(att_job *J, const rope_attention_params *p)
 {
-    J->p = p;
-    J->d = p->head_dim;
-    J->dp = (p->head_dim + 15) / 16 * 16;
-    J->rep = p->n_heads / p->n_kv_heads;
-    J->hb = J->rep < ATT_ROWS ? J->rep : ATT_ROWS;
-    J->nhb = (J->rep + J->hb - 1) / J->hb;
-    J->ntk = (p->kv_len + ATT_BK - 1) / ATT_BK;
+    att_plan_shape(J, p, att_tune.ib);
     J->qscale = (float)(1.4426950408889634 / sqrt((double)J->d));
     J->ker = att_pick(rope_simd_resolve(p->simd));
     att_plan_bf16(J, p);
-    J->bq = (ATT_ROWS + J->hb - 1) / J->hb;
-    if (J->bq > p->seq_len) J->bq = p->seq_len;
-    J->nqb = (p->seq_len + J->bq - 1) / J->bq;
-    J->nib = (J->nqb + att_tune.ib - 1) / att_tune.ib;
-    J->M = (J->hb * J->bq + 3) / 4 * 4;
-    /* 5.9 Decoding with split keys */
-    size_t units = (size_t)p->batch * p->n_kv_heads * J->nhb;
-    size_t state = units * J->M * ((size_t)J->dp + 2) * sizeof(float);
-    long fit = (long)(ROPE_ATTENTION_PART_MIB * ATT_MIB / state);
-    J->tiles_per_split = (J->ntk + ATT_SPLIT_MAX - 1) / ATT_SPLIT_MAX;
-    if (J->tiles_per_split < 4) J->tiles_per_split = 4;
-    if (fit >= 2 && J->ntk > fit * J->tiles_per_split)
-        J->tiles_per_split = (int)((J->ntk + fit - 1) / fit);
-    J->nsplit = (J->ntk + J->tiles_per_split - 1) / J->tiles_per_split;
-    if (fit < 2 || J->nqb > 1) J->nsplit = 0; /* a prefill */
     /* 5.10 Putting it together */
     size_t fits = ROPE_ATTENTION_WS_MIB * ATT_MIB
                   / (att_ws_floats(J) * sizeof(float));

@@ -89,7 +89,8 @@
       Y: (y) => T + (y1 - y) / (y1 - y0) * (h - T - B) };
   }
   function text(g, x, y, s, anchor) {
-    const t = svg("text", { x, y, "font-size": 11, "text-anchor": anchor || "middle" });
+    const t = svg("text", { x, y, "font-size": 11,
+      "text-anchor": anchor || "middle" });
     t.textContent = s;
     g.append(t);
     return t;
@@ -98,15 +99,19 @@
     const D = 96, H = 48, NPOS = 1024;
     box.append(el("p", { class: "rw-title" },
       "Try it: a query and a key of MiniMind's head (d = 96) turned by RoPE"));
-    const ctl = el("div", { class: "rw-controls" }), draw = el("div", { class: "rw-draw" });
+    const ctl = el("div", { class: "rw-controls" });
+    const draw = el("div", { class: "rw-draw" });
     const out = el("div");
     box.append(ctl, draw, out);
     const redraw = () => update();
-    const m = control(ctl, "query position m", { min: 0, max: NPOS - 1, value: 2 }, redraw);
-    const n = control(ctl, "key position n", { min: 0, max: NPOS - 1, value: 5 }, redraw);
+    const m = control(ctl, "query position m", { min: 0, max: NPOS - 1, value: 2 },
+      redraw);
+    const n = control(ctl, "key position n", { min: 0, max: NPOS - 1, value: 5 },
+      redraw);
     const i = control(ctl, "pair i", { min: 0, max: H - 1, value: 0 }, redraw);
-    const base = control(ctl, "base b", { options: [["4", "10\u2074"], ["6", "10\u2076"]],
-      value: "4" }, () => { setup(); update(); });
+    const base = control(ctl, "base b",
+      { options: [["4", "10\u2074"], ["6", "10\u2076"]], value: "4" },
+      () => { setup(); update(); });
     const plane = svg("svg", { viewBox: "-1.7 -1.7 3.4 3.4", width: 220, height: 220,
       role: "img", "aria-label": "pair i of q and k in its plane" });
     const curve = svg("svg", { viewBox: "0 0 440 220", width: 440, height: 220,
@@ -114,7 +119,8 @@
     draw.append(plane, curve);
     let curveData = null;
     function setup() {
-      if (X.rw_rope_setup(Number(base.value)) !== 0) throw new Error("rw_rope_setup failed");
+      if (X.rw_rope_setup(Number(base.value)) !== 0)
+        throw new Error("rw_rope_setup failed");
       curveData = Array.from(f64(X, X.rw_rope_curve(), 2 * NPOS - 1));
     }
     function arrow(x, y, color, dash) {
@@ -126,11 +132,15 @@
     function update() {
       const M = Number(m.value), N = Number(n.value), I = Number(i.value);
       const q = f32(X, X.rw_rope_q(), NPOS * D), k = f32(X, X.rw_rope_k(), NPOS * D);
-      const qm = [q[M * D + I], q[M * D + I + H]], kn = [k[N * D + I], k[N * D + I + H]];
+      const qm = [q[M * D + I], q[M * D + I + H]];
+      const kn = [k[N * D + I], k[N * D + I + H]];
       plane.replaceChildren(
-        svg("circle", { cx: 0, cy: 0, r: 1, fill: "none", stroke: "#bbb", "stroke-width": 0.02 }),
-        svg("line", { x1: -1.6, y1: 0, x2: 1.6, y2: 0, stroke: "#999", "stroke-width": 0.015 }),
-        svg("line", { x1: 0, y1: -1.6, x2: 0, y2: 1.6, stroke: "#999", "stroke-width": 0.015 }));
+        svg("circle", { cx: 0, cy: 0, r: 1, fill: "none", stroke: "#bbb",
+          "stroke-width": 0.02 }),
+        svg("line", { x1: -1.6, y1: 0, x2: 1.6, y2: 0, stroke: "#999",
+          "stroke-width": 0.015 }),
+        svg("line", { x1: 0, y1: -1.6, x2: 0, y2: 1.6, stroke: "#999",
+          "stroke-width": 0.015 }));
       arrow(1, 0, "#1f4fbf", true);
       arrow(1, 1, "#bf1f1f", true);
       arrow(qm[0], qm[1], "#1f4fbf", false);
@@ -148,7 +158,8 @@
           stroke: "#bf1f1f" }),
         svg("circle", { cx: F.X(N - M), cy: F.Y(X.rw_rope_score(M, N)), r: 3.5,
           fill: "#bf1f1f" }),
-        svg("line", { x1: F.L, x2: F.w - F.R, y1: F.h - F.B, y2: F.h - F.B, stroke: "#999" }),
+        svg("line", { x1: F.L, x2: F.w - F.R, y1: F.h - F.B, y2: F.h - F.B,
+          stroke: "#999" }),
         svg("line", { x1: F.L, x2: F.L, y1: F.T, y2: F.h - F.B, stroke: "#999" }));
       text(curve, F.X(-(NPOS - 1)), F.h - 6, String(-(NPOS - 1)));
       text(curve, F.X(0), F.h - 6, "0   offset n \u2212 m");
@@ -158,7 +169,8 @@
       text(curve, F.L + 6, F.T + 10, "score", "start");
       out.replaceChildren();
       const p1 = el("p"), p2 = el("p"), p3 = el("p");
-      p1.append("pair " + I + " (coordinates " + I + " and " + (I + H) + "): \u03c9_i = ");
+      p1.append("pair " + I + " (coordinates " + I + " and " + (I + H) +
+        "): \u03c9_i = ");
       num(p1, "omega", f32(X, X.rw_rope_inv_freq(), H)[I]);
       p1.append(", m\u03c9_i = ");
       num(p1, "angle-m", X.rw_rope_angle(M, I), true);
@@ -181,7 +193,8 @@
     update();
   }
   function clockFigure(X, box) {
-    const HANDS = [0, 64, 128, 255], COLORS = ["#d62728", "#e08a00", "#1f4fbf", "#000"];
+    const HANDS = [0, 64, 128, 255];
+    const COLORS = ["#d62728", "#e08a00", "#1f4fbf", "#000"];
     box.append(el("p", { class: "rw-title" },
       "Try it: the hands of pairs 0, 64, 128 and 255 " +
       "(d_model = 512, base 10\u2074) at a position t"));
@@ -248,13 +261,15 @@
       const path = (ys) => ys.map((v, j) => (j ? "L" : "M") + F.X(j).toFixed(1) +
         " " + ly(v).toFixed(1)).join("");
       plot.replaceChildren(
-        svg("line", { x1: F.L, x2: F.w - F.R, y1: F.h - F.B, y2: F.h - F.B, stroke: "#999" }),
+        svg("line", { x1: F.L, x2: F.w - F.R, y1: F.h - F.B, y2: F.h - F.B,
+          stroke: "#999" }),
         svg("line", { x1: F.L, x2: F.L, y1: F.T, y2: F.h - F.B, stroke: "#999" }));
       for (const [v, color, dash] of [[LTR, "#d62728", "5 3"], [LL, "#000", "5 3"],
           [N, "#000", "1 3"]])
         plot.append(svg("line", { x1: F.L, x2: F.w - F.R, y1: ly(v), y2: ly(v),
           stroke: color, "stroke-dasharray": dash }));
-      plot.append(svg("path", { d: path(base), fill: "none", stroke: "#999", "stroke-width": 2 }),
+      plot.append(svg("path", { d: path(base), fill: "none", stroke: "#999",
+        "stroke-width": 2 }),
         svg("path", { d: path(lam), fill: "none", stroke: "#1f4fbf", "stroke-width": 1.5,
           "data-rw": "lambda", "data-bits": lam.map(bits64).join(" ") }));
       outs.forEach((o, j) => {
@@ -271,7 +286,8 @@
         "L_tr (red dashed), L (black dashed), sL (dotted)."));
       const p = el("p");
       p.append("N = sL = " + N + " positions; pairs that leave their trained arc: ");
-      p.append(el("span", { "data-rw": "count", "data-bits": String(count) }, String(count)));
+      p.append(el("span", { "data-rw": "count", "data-bits": String(count) },
+        String(count)));
       const slow = chi.filter((c, j) => 2 * Math.PI / omega[j] > LTR);
       p.append(" of the " + slow.length + " that never turn within L_tr" +
         (count ? " (pairs " + outs.map((o, j) => o ? j : -1)
@@ -283,7 +299,8 @@
         "data-bits": outs.join(" ") });
       det.append(el("summary", {}, "the numbers of every pair"), tab);
       const head = el("tr");
-      for (const c of ["i", "\u03c9'_i", "\u03bb'_i", "\u03c7_i", "out"]) head.append(el("th", {}, c));
+      for (const c of ["i", "\u03c9'_i", "\u03bb'_i", "\u03c7_i", "out"])
+        head.append(el("th", {}, c));
       tab.append(head);
       for (let j = 0; j < H; j++) {
         const tr = el("tr"), c = [el("td", {}, String(j)), el("td"), el("td"), el("td"),
@@ -310,15 +327,18 @@
     const out = el("div"), draw = el("div", { class: "rw-draw" });
     draw.append(grid);
     box.append(ctl, draw, out);
-    const n = control(ctl, "tokens N", { min: 16, max: 4096, step: 16, value: 256 }, update);
-    const rep = control(ctl, "query heads per key/value head", { options: [["1", "1 (B_q = 64)"],
-      ["2", "2 (B_q = 32)"], ["4", "4 (B_q = 16)"], ["8", "8 (B_q = 8)"]], value: "2" }, update);
+    const n = control(ctl, "tokens N", { min: 16, max: 4096, step: 16, value: 256 },
+      update);
+    const rep = control(ctl, "query heads per key/value head",
+      { options: [["1", "1"], ["2", "2"], ["4", "4"], ["8", "8"]], value: "2" },
+      update);
     const causal = control(ctl, "mask", { options: [["1", "causal"], ["0", "none"]],
       value: "1" }, update);
     const th = control(ctl, "threads", { min: 1, max: 8, value: 2 }, update);
     function update() {
       const N = Number(n.value);
-      if (X.rw_tiles(N, Number(rep.value), Number(causal.value), Number(th.value)) !== 0)
+      if (X.rw_tiles(N, Number(rep.value), Number(causal.value),
+          Number(th.value)) !== 0)
         throw new Error("rw_tiles failed");
       const S = Array.from(i32(X, X.rw_tiles_shape(), 12));
       const [bq, nqb, ntk, , units, items, threads] = S;
@@ -338,7 +358,9 @@
           paths[c] += "M" + x + " " + y + "h" + w + "v" + hh + "h" + (-w) + "z";
         }
       const fills = ["#fff", "#d0d0d0", "#707070"];
-      paths.forEach((d, c) => { if (d) grid.append(svg("path", { d, fill: fills[c] })); });
+      paths.forEach((d, c) => {
+        if (d) grid.append(svg("path", { d, fill: fills[c] }));
+      });
       for (let k = 0; k < items; k++) {
         const r = it.slice(6 * k, 6 * k + 6);
         if (r[0] !== 0) continue; /* only unit 0, key/value head 0 */
@@ -360,25 +382,29 @@
       p.append("B_q = "); q("bq", bq); p.append(" queries per row block, ");
       q("nqb", nqb); p.append(" row blocks and "); q("ntk", ntk);
       p.append(" key tiles per head; full "); q("full", S[7]);
-      p.append(", partial "); q("partial", S[8]); p.append(", skipped "); q("skipped", S[9]);
+      p.append(", partial "); q("partial", S[8]);
+      p.append(", skipped "); q("skipped", S[9]);
       p.append(". ");
-      q("items", items); p.append(" items (" + units + " units of " + S[3] +
-        ") for "); q("threads", threads); p.append(" threads.");
+      q("items", items); p.append(" work items (" + units + " units, one per " +
+        "key/value head, each cut into " + S[3] + " group" + (S[3] === 1 ? "" : "s") +
+        " of row blocks) for "); q("threads", threads); p.append(" threads.");
       const p2 = el("p");
       p2.append("Simulated, if every computed tile of a row block took one " +
-        "unit of time: the call takes ");
+        "step: the call takes ");
       p2.append(el("span", { "data-rw": "span" }, String(S[10])));
-      p2.append(" units; the work is " + S[11] + " units, " +
+      p2.append(" steps; the work is " + S[11] + " steps, " +
         (S[11] / threads).toFixed(1) + " per thread.");
-      const legend = el("p", {}, "Dark grey: full tiles; light grey: partial; white: skipped. " +
-        "The strip on the left: the thread that takes each item of head 0 (colours as in the list).");
+      const legend = el("p", {}, "Dark grey: full tiles; light grey: partial; " +
+        "white: skipped. The strip on the left: the thread that takes each item " +
+        "of head 0 (colours as in the list).");
       const det = el("details");
       det.append(el("summary", {}, "the items, in the order the counter hands them out"));
       const ol = el("ol", { start: 0, "data-rw": "items", "data-bits": it.join(" ") });
       for (let k = 0; k < items; k++) {
         const r = it.slice(6 * k, 6 * k + 6);
-        const li = el("li", {}, "key/value head " + r[0] + ", row blocks " + r[1] + "\u2013" +
-          (r[2] - 1) + ", " + r[3] + " tiles, thread " + r[4] + " from time " + r[5]);
+        const li = el("li", {}, "key/value head " + r[0] + ", row blocks " + r[1] +
+          "\u2013" + (r[2] - 1) + ", " + r[3] + " tiles, thread " + r[4] +
+          " from time " + r[5]);
         li.style.color = COLORS[r[4]];
         ol.append(li);
       }

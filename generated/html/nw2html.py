@@ -6,6 +6,7 @@ import html, html.parser, json, os, re, shutil, subprocess, sys
 MINIMIND = ("https://github.com/jingyaogong/minimind/blob/d65ef2c/"
             "model/model_minimind.py")
 KATEX = "/usr/share/javascript/katex"
+WIDE_INLINE = 60        # characters of TeX: an inline formula this long scrolls
 # The HTML edition / The converter / The stream
 # ---- the noweb pipeline
 def noweb_stream(files):
@@ -184,7 +185,10 @@ def replace_cmd(s, name, nargs, fn, opt=False):
     return "".join(out)
 
 def strip_comments(s):
-    return re.sub(r"(?<!\\)%.*\n[ \t]*", "", s)
+    # a comment and its line end go, unless a blank line follows, which
+    # must stay a paragraph break
+    s = re.sub(r"(?<!\\)%[^\n]*\n(?![ \t]*\n)[ \t]*", "", s)
+    return re.sub(r"(?<!\\)%[^\n]*", "", s)
 # ---- macros: zero-argument definitions of the preamble and the chapters
 def collect_macros(tex):
     macros = {}
@@ -347,7 +351,6 @@ class Book:
                 row += "\\tag{%s}" % n
             out.append(row)
         base = env.rstrip("*") or "equation"
-        if base == "equation": base = "equation"
         tex = "\\begin{%s*}%s\\end{%s*}" % (base, "\\\\".join(out), base)
         return "".join(token(a) for a in anchors) + self.math_token(tex, True)
     # ---- the prose of one page
@@ -791,7 +794,9 @@ for (var i = 2; i < scriptArgs.length; i += 2) {
   ["fillPath", "strokePath", "clipPath", "clipStrokePath", "popClip",
    "fillShade", "fillImage", "fillImageMask", "clipImageMask", "beginMask",
    "endMask", "beginGroup", "endGroup", "beginTile", "endTile"].forEach(
-    function (m) { dev[m] = function () { return draw[m].apply(draw, arguments); }; });
+    function (m) {
+      dev[m] = function () { return draw[m].apply(draw, arguments); };
+    });
   page.run(dev, Scale(s, s));
   draw.close();
   pix.saveAsPNG(scriptArgs[i + 1]);
@@ -1000,7 +1005,7 @@ def compile_figures(figures, preamble, macros_tex, figdir, outdir):
         if k in heavy: root.find(q("image")).set("href", "fig/fig-%d.png" % k)
         FIGS[k] = ET.tostring(root, encoding="unicode")
 # The HTML edition / The converter / Figures as SVG with their text
-def main():
+def convert():
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -1077,8 +1082,14 @@ def main():
         # a formula and the punctuation after it break as one word
         h = re.sub(r"\x01MATH:(\d+)\x02([.,;:!?)\]]+)", lambda m:
                    '<span class="nowrap">%s%s</span>' % (
-                       rendered[int(m.group(1))], m.group(2)), h)
-        return re.sub(r"\x01MATH:(\d+)\x02", lambda m: rendered[int(m.group(1))], h)
+                       formula(int(m.group(1))), m.group(2)), h)
+        return re.sub(r"\x01MATH:(\d+)\x02", lambda m: formula(int(m.group(1))), h)
+    def formula(k):
+        # a long formula in the text may be wider than a phone: it
+        # scrolls in a box of its own instead of widening the page
+        tex, display = MATH[k]
+        if display or len(tex) < WIDE_INLINE: return rendered[k]
+        return '<span class="wide-math">%s</span>' % rendered[k]
     for p in pages:
         p["html"] = fill(p["html"])
     write_site(a, pages, parts, chunks, num, book)
@@ -1350,4 +1361,4 @@ def write_site(a, pages, parts, chunks, num, book):
 
 # The HTML edition / The converter
 if __name__ == "__main__":
-    main()
+    convert()

@@ -30,7 +30,8 @@ document.addEventListener("DOMContentLoaded", () => {
     b.type = "button";
     b.className = "copy";
     b.textContent = "Copy";
-    b.setAttribute("aria-label", "Copy the code of chunk " + (no ? no.textContent : ""));
+    b.setAttribute("aria-label",
+                   "Copy the code of chunk " + (no ? no.textContent : ""));
     b.addEventListener("click", () => {
       copyText(pre.textContent).then(() => { b.textContent = "Copied"; },
                                      () => { b.textContent = "Copy failed"; });
@@ -44,7 +45,8 @@ document.addEventListener("DOMContentLoaded", () => {
     ">": "&gt;", '"': "&quot;" }[c]));
   function count(text, word) {
     let n = 0;
-    for (let at = text.indexOf(word); at >= 0 && n < 10; at = text.indexOf(word, at + 1))
+    for (let at = text.indexOf(word); at >= 0 && n < 10;
+         at = text.indexOf(word, at + 1))
       n += 1;
     return n;
   }
@@ -71,10 +73,16 @@ document.addEventListener("DOMContentLoaded", () => {
     let at = low.indexOf(words.join(" "));
     if (at < 0) at = low.indexOf(words[0]);
     const from = Math.max(0, at - 80), to = Math.min(text.length, at + 160);
-    let s = esc(text.slice(from, to));
-    for (const w of words)
-      s = s.replace(new RegExp("(" + esc(w).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-                               + ")", "gi"), "<mark>$1</mark>");
+    // mark the words in the raw text, then escape each piece
+    const any = new RegExp(words.map((w) =>
+      w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "gi");
+    const raw = text.slice(from, to);
+    let s = "", last = 0;
+    for (const m of raw.matchAll(any)) {
+      s += esc(raw.slice(last, m.index)) + "<mark>" + esc(m[0]) + "</mark>";
+      last = m.index + m[0].length;
+    }
+    s += esc(raw.slice(last));
     return (from > 0 ? "... " : "") + s + (to < text.length ? " ..." : "");
   }
   if (results && window.ROPE_SEARCH) {
@@ -86,8 +94,8 @@ document.addEventListener("DOMContentLoaded", () => {
     } else {
       const { words, hits } = search(query);
       const pages = window.ROPE_PAGES;
-      results.innerHTML = "<p>" + hits.length + " section" +
-        (hits.length === 1 ? "" : "s") + " contain " + esc(query) + ".</p>" +
+      results.innerHTML = "<p>" + hits.length + (hits.length === 1 ?
+        " section contains " : " sections contain ") + esc(query) + ".</p>" +
         '<ol class="results">' + hits.slice(0, 100).map((h) =>
           '<li><a href="' + h.file + "?hl=" + encodeURIComponent(query) +
           (h.id ? "#" + encodeURIComponent(h.id) : "") + '">' + esc(h.title) +
@@ -96,8 +104,8 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   }
   const wanted = params.get("hl");
-  const main = document.getElementById("main");
-  if (wanted && main && !results) {
+  const column = document.getElementById("main");
+  if (wanted && column && !results) {
     const start = window.location.hash ?
       document.getElementById(decodeURIComponent(window.location.hash.slice(1))) : null;
     const after = (n) => !start || start === n ||
@@ -105,7 +113,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const words = wanted.toLowerCase().split(/\s+/).filter(Boolean);
     let hit = null;
     for (const needle of [words.join(" "), words[0]]) {
-      const walk = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {
+      const walk = document.createTreeWalker(column, NodeFilter.SHOW_TEXT, {
         acceptNode: (n) => n.parentElement.closest(".katex, script") ?
           NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT });
       for (let n = walk.nextNode(); n && !hit; n = walk.nextNode()) {

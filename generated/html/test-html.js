@@ -80,7 +80,8 @@ function readerChecks(file) {
     if (/ropeph|ropeidx|[\u0001-\u0008]/i.test(e.id))
       out.push("a placeholder in the id " + e.id);
   for (const a of document.querySelectorAll("a[href]"))
-    if (/ropeph|[\u0001-\u0008]|WHERE:|REF:|#unresolved-/i.test(a.getAttribute("href")))
+    if (/ropeph|[\u0001-\u0008]|WHERE:|REF:|#unresolved-/i
+        .test(a.getAttribute("href")))
       out.push("a placeholder in the link " + a.getAttribute("href"));
   for (const e of document.querySelectorAll("code, pre, kbd"))
     if (/[\u2013\u2014]/.test(e.textContent))
@@ -90,13 +91,15 @@ function readerChecks(file) {
     prose.querySelectorAll("pre, code, .chunkhead, .chunkref, .katex, ul.index")
       .forEach((e) => e.remove());
     m = prose.textContent.match(/\b(pages?|p\.)\s+\d+/);
-    if (m) out.push("a page number of the PDF: " + around(prose.textContent, m.index));
+    if (m) out.push("a page number of the PDF: " +
+                    around(prose.textContent, m.index));
   }
   let level = 1;
   for (const h of document.querySelectorAll("main :is(h1, h2, h3, h4, h5, h6)")) {
     const n = Number(h.tagName[1]);
     if (n > level + 1)
-      out.push("an h" + n + " after an h" + level + ": " + h.textContent.slice(0, 40));
+      out.push("an h" + n + " after an h" + level + ": " +
+               h.textContent.slice(0, 40));
     level = n;
   }
   for (const e of document.querySelectorAll('[id^="fig:"]'))
@@ -141,13 +144,16 @@ function figureChecks() {
     const pic = f.querySelector("svg, img");
     if (!pic) { out.push(name + " shows no picture"); continue; }
     const inline = pic.tagName.toLowerCase() === "svg";
-    let alt = inline ? pic.getAttribute("aria-label") || "" : pic.getAttribute("alt") || "";
+    let alt = (inline ? pic.getAttribute("aria-label")
+                      : pic.getAttribute("alt")) || "";
     if (inline && !alt)
       alt = (pic.getAttribute("aria-labelledby") || "").split(/\s+/).map((i) =>
-        document.getElementById(i) ? document.getElementById(i).textContent : "").join(" ");
+        document.getElementById(i) ? document.getElementById(i).textContent
+                                   : "").join(" ");
     if (inline && pic.getAttribute("role") !== "img")
       out.push(name + ": its SVG is not marked role=\"img\"");
-    if (alt.replace(/^\s*(Figure|Table)\s+[A-Z]?\d+(\.\d+)*\.?/, "").trim().length < 10)
+    const rest = alt.replace(/^\s*(Figure|Table)\s+[A-Z]?\d+(\.\d+)*\.?/, "");
+    if (rest.trim().length < 10)
       out.push(name + " has the text alternative '" + alt.slice(0, 40) +
                "', which does not say what it shows");
     if (inline && pic.outerHTML.length > 300 * 1024)
@@ -161,14 +167,16 @@ function figureChecks() {
       const all = texts.join(" "), letters = all.replace(/[^a-z]/gi, "").length;
       const run = all.match(/[a-z]{20,}/i);
       if (run || (letters >= 40 && !/ /.test(all)))
-        out.push(name + ": its words run together: " + (run ? run[0] : all.slice(0, 40)));
+        out.push(name + ": its words run together: " +
+                 (run ? run[0] : all.slice(0, 40)));
       const line = texts.reduce((a, b) => (b.length > a.length ? b : a)).slice(0, 60);
       getSelection().removeAllRanges();
       let found = false;
       for (let i = 0; i < 50 && window.find(line, false, false, false); i++)
         if (f.contains(getSelection().anchorNode)) { found = true; break; }
       getSelection().removeAllRanges();
-      if (!found) out.push(name + ": the browser's search does not find '" + line + "' in it");
+      if (!found)
+        out.push(name + ": the browser's search does not find '" + line + "' in it");
       if (getComputedStyle(pic.querySelector("text")).userSelect === "none")
         out.push(name + ": its text cannot be selected");
     }
@@ -258,6 +266,13 @@ async function shoot(page, file, id, name) {
     await page.setViewportSize({ width: 400, height: 860 });
     const wide = await page.evaluate(() => {
       const W = document.documentElement.clientWidth;
+      // a box that scrolls, or one that clips on purpose (an SVG's
+      // viewport, KaTeX's boxes); not the column itself, which clips
+      // only KaTeX's hidden MathML and must not hide what it cuts
+      const cuts = (a) => {
+        const o = getComputedStyle(a).overflowX;
+        return /auto|scroll/.test(o) || (o !== "visible" && a.tagName !== "MAIN");
+      };
       const cut = [];
       for (const e of document.querySelectorAll("body *")) {
         if (e.closest(".katex-mathml")) continue;
@@ -265,7 +280,7 @@ async function shoot(page, file, id, name) {
         if (r.width === 0 || r.right <= W + 1) continue;
         let a = e.parentElement, inside = false;
         for (; a && a !== document.body; a = a.parentElement)
-          if (getComputedStyle(a).overflowX !== "visible") { inside = true; break; }
+          if (cuts(a)) { inside = true; break; }
         if (!inside)
           cut.push(e.tagName.toLowerCase() + " '" + e.textContent.slice(0, 40) + "'");
       }
@@ -308,7 +323,10 @@ async function shoot(page, file, id, name) {
   for (const file of files)
     for (const c of chunkHeads[file] || []) {
       const m = c.name.match(/^\u27E8(.*) (\d+)\u27E9$/);
-      if (!m) { fail(file, "chunk " + c.no + " has no number in its name: " + c.name); continue; }
+      if (!m) {
+        fail(file, "chunk " + c.no + " has no number in its name: " + c.name);
+        continue;
+      }
       (names[m[1]] = names[m[1]] || []).push({ file, n: Number(m[2]), ...c });
     }
   for (const [name, pieces] of Object.entries(names)) {
@@ -317,7 +335,8 @@ async function shoot(page, file, id, name) {
       if (c.n !== first)
         fail(c.file, "chunk " + c.no + " is named " + name + " " + c.n +
              ", its first piece is " + first);
-      if (c.cont && !c.prev) fail(c.file, "chunk " + c.no + " does not link to its previous piece");
+      if (c.cont && !c.prev)
+        fail(c.file, "chunk " + c.no + " does not link to its previous piece");
     }
   }
   const listed = new Map(identIndex.map(([name, used]) => [name, used]));
@@ -364,8 +383,14 @@ async function shoot(page, file, id, name) {
   await page.goto(pathToFileURL(path.join(site, "chapter-3.html")).href);
   const hasButton = await page.evaluate(() => {
     Object.defineProperty(navigator, "clipboard", { configurable: true,
-      value: { writeText: (t) => { window.ropeCopied = t; return Promise.resolve(); } } });
-    document.execCommand = () => { window.ropeCopied = document.activeElement.value; return true; };
+      value: { writeText: (t) => {
+        window.ropeCopied = t;
+        return Promise.resolve();
+      } } });
+    document.execCommand = () => {
+      window.ropeCopied = document.activeElement.value;
+      return true;
+    };
     const b = document.querySelector(".chunk button.copy");
     if (b) b.focus();
     return !!b && document.activeElement === b;
@@ -380,8 +405,10 @@ async function shoot(page, file, id, name) {
     return { label: b.textContent, text: window.ropeCopied,
              want: b.closest(".chunk").querySelector("pre").textContent };
   });
-  if (copy.label !== "Copied") fail(current, "the button says '" + copy.label + "' after Enter");
-  if (copy.text !== copy.want) fail(current, "the clipboard did not receive the chunk's code");
+  if (copy.label !== "Copied")
+    fail(current, "the button says '" + copy.label + "' after Enter");
+  if (copy.text !== copy.want)
+    fail(current, "the clipboard did not receive the chunk's code");
   current = "contents";
   for (const [width, open] of [[1280, true], [400, false]]) {
     await page.setViewportSize({ width, height: 860 });
@@ -389,7 +416,8 @@ async function shoot(page, file, id, name) {
     const isOpen = await page.evaluate(() =>
       (document.querySelector("details.sidebar") || {}).open);
     if (isOpen !== open)
-      fail(current, "at " + width + " px the contents are " + (isOpen ? "open" : "closed"));
+      fail(current, "at " + width + " px the contents are " +
+           (isOpen ? "open" : "closed"));
     if (!open && isOpen === false) {
       await page.focus("details.sidebar summary");
       await page.keyboard.press("Enter");
@@ -405,11 +433,15 @@ async function shoot(page, file, id, name) {
   }
   for (const f of [...fullSize].sort()) {
     current = f;
-    if (!fs.existsSync(path.join(site, f))) { fail(f, "the full-size figure is missing"); continue; }
+    if (!fs.existsSync(path.join(site, f))) {
+      fail(f, "the full-size figure is missing");
+      continue;
+    }
     await page.goto(pathToFileURL(path.join(site, f)).href, { waitUntil: "load" });
     const n = await page.evaluate(() => document.documentElement.tagName.toLowerCase()
       === "svg" ? document.querySelectorAll("text").length : -1);
-    if (n <= 0) fail(f, "the full-size figure " + (n < 0 ? "is not an SVG" : "has no text"));
+    if (n <= 0)
+      fail(f, "the full-size figure " + (n < 0 ? "is not an SVG" : "has no text"));
   }
   fs.mkdirSync(shots, { recursive: true });
   current = "screenshots";

@@ -134,9 +134,11 @@ int rw_scaling(int method, int factor, int original)
     }
     return out;
 }
-RW_EXPORT("rw_scaling_inv_freq") float *rw_scaling_inv_freq(void) { return rw_sc_inv; }
+RW_EXPORT("rw_scaling_inv_freq")
+float *rw_scaling_inv_freq(void) { return rw_sc_inv; }
 RW_EXPORT("rw_scaling_omega") float *rw_scaling_omega(void) { return rw_sc_omega; }
-RW_EXPORT("rw_scaling_lambda") double *rw_scaling_lambda(void) { return rw_sc_lambda; }
+RW_EXPORT("rw_scaling_lambda")
+double *rw_scaling_lambda(void) { return rw_sc_lambda; }
 RW_EXPORT("rw_scaling_chi") double *rw_scaling_chi(void) { return rw_sc_chi; }
 RW_EXPORT("rw_scaling_out") int *rw_scaling_out(void) { return rw_sc_out; }
 RW_EXPORT("rw_scaling_attention_factor")

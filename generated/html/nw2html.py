@@ -19,6 +19,7 @@ def noweb_stream(files):
 PH = []
 MATH = []               # (tex, display) of every formula, rendered at the end
 IDENTS = []             # (identifier, defining chunks, using chunks)
+CHUNKS = {}             # a chunk's label -> its record
 def token(htm):
     PH.append(htm)
     return "ROPEPH%dX" % (len(PH) - 1)
@@ -117,14 +118,14 @@ def chunk_html(c, num, pieces):
     eq = "+&equiv;" if c["prev"] else "&equiv;"
     link = lambda l, text, rel="": '<a%s href="%s">%s</a>' % (
         ' rel="%s"' % rel if rel else "", ref(l), text)
-    xref = []
+    xref, uses = [], CHUNKS[first]["uses"]
     if c["prev"] or c["next"]:
-        if c["uses"]:
-            xref.append("(%s)" % ", ".join(link(u, num[u]) for u in c["uses"]))
-        xref.append(link(c["prev"], "&#x25C1; %d" % num[c["prev"]], "prev")
-                    if c["prev"] else "&#x25C1;")
-        xref.append(link(c["next"], "%d &#x25B7;" % num[c["next"]], "next")
-                    if c["next"] else "&#x25B7;")
+        if uses:
+            xref.append("(%s)" % ", ".join(link(u, num[u]) for u in uses))
+        if c["prev"]:
+            xref.append(link(c["prev"], "&#x25C1; %d" % num[c["prev"]], "prev"))
+        if c["next"]:
+            xref.append(link(c["next"], "%d &#x25B7;" % num[c["next"]], "next"))
     head = ('<div class="chunkhead"><a class="chunkno" href="%s" '
             'title="chunk %d">%d</a> <a class="chunkname" href="%s">'
             '&#x27E8;%s %d&#x27E9;</a>%s <span class="chunkxref">%s</span>'
@@ -136,9 +137,9 @@ def chunk_html(c, num, pieces):
         notes.append("Defined in " + ", ".join(
             '<a href="%s">%d</a>' % (ref(d), num[d])
             for d in pieces[c["name"]]) + ".")
-    if c["uses"]:
+    if uses:
         notes.append("Used in " + ", ".join(
-            '<a href="%s">%d</a>' % (ref(u), num[u]) for u in c["uses"]) + ".")
+            '<a href="%s">%d</a>' % (ref(u), num[u]) for u in uses) + ".")
     elif c["root"]:
         notes.append("Root chunk: the file %s." % html.escape(c["name"]))
     return ('<div class="chunk" id="%s">%s<pre><code>%s</code></pre>'
@@ -367,7 +368,11 @@ class Book:
         def sub(m):
             lead, l1, l2, close = m.group(1), m.group(2), m.group(3), m.group(4)
             close, paren = close or "", lead.strip() == "("
-            said = "\\ref{%s}" % l1 in t[max(0, m.start() - 80):m.start()]
+            before = t[max(0, m.start() - 80):m.start()]
+            said = "\\ref{%s}" % l1 in before
+            if l1.split(":")[0] in ("ch", "app"):   # "chapter~W5 (page~...)"
+                said = said or re.search(r"(?i)(chapter|appendix)~%s\W*$" % re.escape(
+                    self.num(l1)[0]), before) is not None
             if said and (lead.strip() == "," or paren and close):
                 return "" if paren else close   # the \ref before it says where
             lead = {"on ": "in ", "On ": "In "}.get(lead, lead)
@@ -534,6 +539,8 @@ class Book:
                      "dots": "\u2026", "infty": "\u221e", "pm": "\u00b1",
                      "lambda": "\u03bb", "Lambda": "\u039b"}
             if name in signs: return signs[name]
+            if name in ("cos", "sin", "ln", "log", "exp", "max", "min", "arg"):
+                return name + " "
             case = "CAPITAL" if name[0].isupper() else "SMALL"
             try: return unicodedata.lookup("GREEK %s LETTER %s" % (case, name.upper()))
             except KeyError: return ""
@@ -1023,6 +1030,7 @@ def convert():
     num = {c["label"]: k + 1 for k, c in enumerate(chunks)}
     pieces = {}             # a chunk's name -> the labels of its pieces
     for c in chunks: pieces.setdefault(c["name"], []).append(c["label"])
+    CHUNKS.update((c["label"], c) for c in chunks)
     whole = "".join(x if kind == "doc" else
                     "\n\n" + token(chunk_html(x, num, pieces)) + "\n\n"
                     for kind, x in items)
@@ -1181,7 +1189,9 @@ def strip_mathml(h):
 
 def locations(p, labels):
     """The section (or number) every id of page p stands in."""
-    where, current = {}, p["label"].lower() if p["label"] else p["title"]
+    where = {}
+    current = (p["label"][0].lower() + p["label"][1:] if p["label"]
+               else p["title"])
     for m in re.finditer(r'<h[1-6]([^>]*)>(.*?)</h[1-6]>|\sid="([^"]+)"',
                          p["html"], flags=re.S):
         if m.group(3):
@@ -1202,7 +1212,8 @@ def where_text(label, kind, at, page, labels):
              "ex": "exercise %s"}
     if prefix in words: text = words[prefix] % num
     elif prefix in ("ch", "app"):
-        text = page["label"].lower() if page["label"] else page["title"]
+        text = (page["label"][0].lower() + page["label"][1:]
+                if page["label"] else page["title"])
     else: text = at
     if kind == "t":
         text = re.sub(r"^section ", "\u00a7", text)
@@ -1298,8 +1309,12 @@ def write_site(a, pages, parts, chunks, num, book):
             toc.append('<li class="part" id="%s">Part %s: %s</li>' % (
                 starts[k][2] or "part-%d" % pi, roman[pi],
                 html.escape(starts[k][1])))
-        p["sections"] = [(i, strip_mathml(t)) for i, t in re.findall(
-            r'<h2[^>]*\sid="([^"]+)"[^>]*>(.*?)</h2>', p["html"], flags=re.S)]
+        # the numbered sections; not a paragraph's run-in heading
+        p["sections"] = [
+            (re.search(r'\sid="([^"]+)"', a).group(1), strip_mathml(t))
+            for a, t in re.findall(r"<h2([^>]*)>(.*?)</h2>", p["html"],
+                                   flags=re.S)
+            if ' id="' in a and 'class="para"' not in a]
         toc.append('<li class="chapter"><a href="%s">%s%s</a>' % (
             p["file"], (p["label"] + ". ") if p["label"] else "",
             html.escape(p["title"])))

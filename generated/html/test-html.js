@@ -120,6 +120,24 @@ function readerChecks(file) {
       out.push("a formula that shows nothing: " +
                (k.parentElement.textContent || "").slice(0, 50));
   }
+  for (const tag of document.querySelectorAll(".katex-display .tag")) {
+    const t = tag.getBoundingClientRect();
+    for (const base of tag.parentElement.querySelectorAll(":scope > .base")) {
+      const r = base.getBoundingClientRect();
+      if (r.width > 0 && t.left < r.right && r.left < t.right &&
+          t.top < r.bottom && r.top < t.bottom) {
+        out.push("the number " + tag.textContent + " covers its formula");
+        break;
+      }
+    }
+  }
+  for (const g of document.querySelectorAll(".katex svg"))
+    if (g.getBoundingClientRect().height < 1 &&
+        g.closest(".katex-html") && !g.closest(".katex-mathml"))
+      out.push("a part of a formula drawn with no height: " +
+               (g.closest(".katex").textContent || "").slice(0, 40));
+  m = text.match(/\b(chapter|appendix)\s+(\w+)\s+\(\1\s+\2\)/i);
+  if (m) out.push("a reference said twice: " + m[0]);
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let t = walk.nextNode(); t; t = walk.nextNode())
     if (/arXiv:\d{4}\.\d{4,5}/.test(t.data) && !t.parentElement.closest("a"))
@@ -240,7 +258,8 @@ async function shoot(page, file, id, name) {
       }
     }
     if (r.katexErrors) fail(file, r.katexErrors + " formulas KaTeX could not render");
-    for (const what of await page.evaluate(readerChecks, file)) fail(file, what);
+    const seen = new Set(await page.evaluate(readerChecks, file));
+    for (const what of seen) fail(file, what);
     const figs = await page.evaluate(figureChecks);
     for (const what of figs.out) fail(file, what);
     for (const f of figs.full) fullSize.add(f);
@@ -286,6 +305,8 @@ async function shoot(page, file, id, name) {
       }
       return { scroll: document.documentElement.scrollWidth - W, cut };
     });
+    for (const what of await page.evaluate(readerChecks, file))
+      if (!seen.has(what)) fail(file, what + " (at 400 px)");
     if (wide.scroll > 0)
       fail(file, "scrolls sideways by " + wide.scroll + " px at 400 px wide");
     for (const c of wide.cut.slice(0, 3))

@@ -16,16 +16,17 @@ const FIGURES = {
   rope: { id: "fig:rotary-plane", page: "chapter-3.html",
     fields: ["base b", "query position m", "key position n", "pair i"],
     cases: ["4 2 5 0", "6 0 1023 47", "4 1023 0 47", "4 300 297 5",
-      "6 512 700 20", "4 1023 1023 0", "6 0 0 0"] },
+      "6 512 700 20", "4 1023 1023 0", "6 0 0 0"], typed: 3 },
   clock: { id: "fig:sinusoidal-clocks", page: "chapter-2.html",
     fields: ["position t"],
-    cases: ["10", "0", "10000", "1", "100", "1000", "9999"] },
+    cases: ["10", "0", "10000", "1", "100", "1000", "9999"], typed: 3 },
   scaling: { id: "fig:scaling-wavelength-methods", page: "chapter-4.html",
-    fields: ["method", "factor s", "original length L"], cases: [] },
+    fields: ["method", "factor s", "original length L"], cases: [],
+    typed: 14 },
   tiles: { id: "fig:attention-tiles", page: "chapter-5.html", fields: ["tokens N",
     "query heads per key/value head", "mask", "threads"],
     cases: ["256 2 1 2", "16 1 1 1", "4096 8 1 8", "4096 1 0 3",
-      "1008 4 1 2", "80 2 0 8", "2048 4 1 5"] },
+      "1008 4 1 2", "80 2 0 8", "2048 4 1 5"], typed: 4 },
 };
 for (const s of [16, 1, 32, 3])
   for (const L of [2048, 768])
@@ -137,6 +138,37 @@ async function setCase(page, name, values) {
     return bad;
   }, [name, FIGURES[name].fields, values]);
 }
+// The same through the number boxes, typed with the keyboard (menus are
+// chosen as before): first every box must show its slider's value, then
+// each slider must follow the value typed into its box.
+async function typeCase(page, name, values) {
+  const labels = FIGURES[name].fields;
+  const [ids, unsynced] = await page.evaluate(([name, labels]) => {
+    const box = document.getElementById("rw-" + name);
+    return [labels.map((label) => {
+      const l = [...box.querySelectorAll("label")]
+        .find((e) => e.textContent === label);
+      return l ? l.htmlFor : null;
+    }), [...box.querySelectorAll("input[type=number]")].filter((b) =>
+      b.value !== document.getElementById(b.id.slice(0, -2)).value)
+      .map((b) => b.getAttribute("aria-label"))];
+  }, [name, labels]);
+  const bad = unsynced.map((l) => "the number box of '" + l +
+    "' does not show its slider's value");
+  for (const [j, id] of ids.entries()) {
+    if (!id) { bad.push("no control '" + labels[j] + "'"); continue; }
+    const typed = await page.$("#" + id + "-n");
+    if (!typed) { await page.selectOption("#" + id, values[j]); continue; }
+    await typed.fill(values[j]);
+    await typed.press("Tab");
+    const got = await page.evaluate((id) => [document.getElementById(id).value,
+      document.getElementById(id + "-n").value], id);
+    if (got[0] !== values[j] || got[1] !== values[j])
+      bad.push("typed " + values[j] + " into the box of '" + labels[j] +
+        "': the slider holds " + got[0] + ", the box " + got[1]);
+  }
+  return bad;
+}
 async function readFigure(page, name) {
   return page.evaluate((name) => {
     const shown = {};
@@ -203,7 +235,7 @@ async function keyboard(page, where, name) {
     if (m.type() === "error") fail(where + ": console error: " + m.text());
   });
   page.on("pageerror", (e) => fail(where + ": page error: " + e.message));
-  let ncases = { file: 0, http: 0 };
+  let ncases = { file: 0, http: 0, typed: 0 };
   for (const [origin, url] of origins)
     for (const [name, f] of Object.entries(FIGURES)) {
       where = origin + " " + f.page + " " + name;
@@ -221,6 +253,13 @@ async function keyboard(page, where, name) {
         ncases[origin] += 1;
       }
       if (origin === "file") {
+        const c = f.cases[f.typed];
+        await setCase(page, name, f.cases[0].split(" "));
+        const bad = await typeCase(page, name, c.split(" "));
+        bad.forEach((b) => fail(where + " " + c + " typed: " + b));
+        compare(where + " " + c + " typed", await readFigure(page, name),
+          musl[name + " " + c], glibc[name + " " + c]);
+        ncases.typed += 1;
         await widths(page, where, name);
         await keyboard(page, where, name);
       }
@@ -250,8 +289,8 @@ async function keyboard(page, where, name) {
     console.error("test-interactive: ... and " + (problems.length - 40) + " more");
   console.log("test-interactive: module " + moduleBytes + " bytes, no imports; " +
     Object.keys(FIGURES).length + " figures, " + ncases.file +
-    " cases from file:// and " +
-    ncases.http + " from http://127.0.0.1; " + count.exact +
+    " cases from file:// (" + ncases.typed + " also typed into number boxes) " +
+    "and " + ncases.http + " from http://127.0.0.1; " + count.exact +
     " numbers equal bit for bit to the musl build, " + count.glibcExact +
     " to the glibc build, " + count.glibcNear + " within " +
     count.maxRel.toExponential(2) + " of it; " + problems.length + " problems");

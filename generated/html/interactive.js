@@ -450,7 +450,9 @@
       p.append(" work " + pl(items, "item") + " (" + units + " " + pl(units, "unit") +
         ", one per key/value head, each cut into " + S[3] + " " + pl(S[3], "group") +
         " of row blocks) for ");
-      q("threads", threads); p.append(" " + pl(threads, "thread") + ".");
+      q("threads", threads); p.append(" " + pl(threads, "thread") +
+        (Number(th.value) > threads ? " (" + th.value + " asked for: never more " +
+         "threads than items)" : "") + ".");
       const p2 = el("p");
       p2.append("Simulated, if every computed tile of a row block took one " +
         "step: the call takes ");

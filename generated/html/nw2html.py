@@ -851,6 +851,12 @@ def text_runs(t):
         # TeX's big operators hang below their baseline; Latin Modern
         # Math centres them on the axis, a quarter of an em above it
         dy = 0.75 * size
+    elif fam.startswith("LMMathSymbols") and "".join(
+            x.text or "" for x in t.iter(q("tspan"))).strip() == "\u221a":
+        # so does TeX's radical sign, whose top is at the baseline, where
+        # the bar over the radicand starts; a Unicode font sets it on the
+        # baseline, 0.76 em high
+        dy = 0.76 * size
     return [(a, size, key, float(s.get("y")) + dy,
              list(zip([float(x) for x in s.get("x").split()], s.text or "")))
             for s in t.iter(q("tspan"))]
@@ -1002,7 +1008,9 @@ def compile_figures(figures, preamble, macros_tex, figdir, outdir):
         t.text = "Figure %s. %s" % (number, title)
         root.insert(0, t)
         with open(os.path.join(figout, "fig-%d.svg" % k), "w") as f:
-            f.write(ET.tostring(root, encoding="unicode") + "\n")
+            # its fonts, the site's (nw2html: the fonts of the figures)
+            f.write('<?xml-stylesheet type="text/css" href="../fonts.css"?>\n'
+                    + ET.tostring(root, encoding="unicode") + "\n")
         # on the page: the size of the PDF's figure, named by its caption
         root.remove(t)
         root.set("width", "%d" % round(w * 4 / 3))
@@ -1064,6 +1072,9 @@ def convert():
     bbl = re.sub(r"\\begin\{thebibliography\}\{[^}]*\}|\\end\{thebibliography\}"
                  r"|\\providecommand.*|\\expandafter.*|\\newblock"
                  r"|\\natexlab\{([^}]*)\}", lambda m: m.group(1) or "", bbl)
+    bbl = re.sub(r"\\(?:texttt|url)\{(https?://[^}]*)\}", lambda m: token(
+        '<a href="%s">%s</a>' % ((html.escape(m.group(1).replace("\\_", "_")),)
+                                 * 2)), bbl)
     bbl = re.sub(r"arXiv:(\d{4}\.\d{4,5})", lambda m: token(
         '<a href="https://arxiv.org/abs/%s">arXiv:%s</a>' % (m.group(1),
                                                               m.group(1))), bbl)
@@ -1110,6 +1121,7 @@ TEMPLATE = """<!DOCTYPE html>
 <title>%(title)s - rope</title>
 <link rel="stylesheet" href="katex/katex.min.css">
 <link rel="stylesheet" href="rope.css">
+<link rel="stylesheet" href="fonts.css">
 <script src="rope.js" defer></script>%(scripts)s
 </head>
 <body>
@@ -1282,6 +1294,38 @@ def write_search_index(path, pages):
                 "window.ROPE_PAGES = %s;\nwindow.ROPE_SEARCH = %s;\n"
                 % (json.dumps(titles), json.dumps(entries)))
 
+# The HTML edition / The converter / The fonts of the figures
+LMFONTS = "/usr/share/texmf/fonts/opentype/public"
+def write_fonts(out, pages):
+    used = set()
+    for p in pages:
+        used.update(re.findall(r"font-family=\"'(L[^']+)'", p["html"]))
+    faces = []
+    for fam in sorted(used):
+        m = re.fullmatch(r"LM (Roman|Mono|Sans) (\d+)", fam)
+        if not m: sys.exit("nw2html: a figure asks for the font " + fam)
+        stem = "lm%s%s" % (m.group(1).lower(), m.group(2))
+        for style, weight, name in (("normal", "normal", "regular"),
+                                    ("italic", "normal", "italic"),
+                                    ("normal", "bold", "bold")):
+            for n in (name, "oblique" if name == "italic" else name):
+                f = "%s-%s.otf" % (stem, n)
+                if os.path.exists(os.path.join(LMFONTS, "lm", f)):
+                    faces.append((fam, style, weight, "lm/" + f))
+                    break
+    faces.append(("Latin Modern Math", "normal", "normal",
+                  "lm-math/latinmodern-math.otf"))
+    os.makedirs(os.path.join(out, "fonts"), exist_ok=True)
+    rules = []
+    for fam, style, weight, f in faces:
+        shutil.copy(os.path.join(LMFONTS, f), os.path.join(out, "fonts"))
+        rules.append("@font-face { font-family: '%s'; font-style: %s; "
+                     "font-weight: %s; src: url(fonts/%s); }"
+                     % (fam, style, weight, os.path.basename(f)))
+    with open(os.path.join(out, "fonts.css"), "w") as fh:
+        fh.write("/* fonts.css: the Latin Modern faces of the figures "
+                 "(nw2html.py) */\n" + "\n".join(rules) + "\n")
+
 # The HTML edition / The converter / The site
 def write_site(a, pages, parts, chunks, num, book):
     # where every anchor lives, and the section it stands in
@@ -1357,6 +1401,7 @@ def write_site(a, pages, parts, chunks, num, book):
         with open(os.path.join(a.out, p["file"]), "w") as f: f.write(out)
     write_search_index(os.path.join(a.out, "search-index.js"), seq)
     shutil.copy(a.css, os.path.join(a.out, "rope.css"))
+    write_fonts(a.out, pages)
     shutil.copy(a.js, os.path.join(a.out, "rope.js"))
     kdir = os.path.join(a.out, "katex")
     if os.path.isdir(kdir): shutil.rmtree(kdir)

@@ -136,12 +136,22 @@ function readerChecks(file) {
         g.closest(".katex-html") && !g.closest(".katex-mathml"))
       out.push("a part of a formula drawn with no height: " +
                (g.closest(".katex").textContent || "").slice(0, 40));
+  for (const box of document.querySelectorAll(".katex-display")) {
+    const bases = [...box.querySelectorAll(".katex-html > .base")];
+    const need = Math.max(0, ...bases.map((x) => x.getBoundingClientRect().right))
+      - box.getBoundingClientRect().left;
+    // (one pixel allowed: KaTeX places its boxes in fractions of a pixel)
+    if (box.scrollWidth > box.clientWidth + 1 && need <= box.clientWidth)
+      out.push("a formula's box scrolls though the formula fits: " +
+               box.textContent.slice(0, 40));
+  }
   m = text.match(/\b(chapter|appendix)\s+(\w+)\s+\(\1\s+\2\)/i);
   if (m) out.push("a reference said twice: " + m[0]);
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let t = walk.nextNode(); t; t = walk.nextNode())
-    if (/arXiv:\d{4}\.\d{4,5}/.test(t.data) && !t.parentElement.closest("a"))
-      out.push("an arXiv number that is not a link: " + t.data.slice(0, 60));
+    if (/arXiv:\d{4}\.\d{4,5}|https?:\/\//.test(t.data) &&
+        !t.parentElement.closest(file === "references.html" ? "a" : "a, pre, code"))
+      out.push("an address that is not a link: " + t.data.slice(0, 60));
   if (!document.querySelector("details.sidebar nav a[href]"))
     out.push("no contents beside the text");
   if (!document.querySelector('form.search input[name="q"]'))
@@ -259,6 +269,14 @@ async function shoot(page, file, id, name) {
     }
     if (r.katexErrors) fail(file, r.katexErrors + " formulas KaTeX could not render");
     const seen = new Set(await page.evaluate(readerChecks, file));
+    // the faces the figures ask for first are the site's, and loaded
+    for (const fam of await page.evaluate(async () => {
+      await document.fonts.ready;
+      const want = new Set([...document.querySelectorAll("main svg [font-family]")]
+        .map((e) => e.getAttribute("font-family").split(",")[0].replace(/'/g, "")));
+      return [...want].filter((f) => ![...document.fonts].some((x) =>
+        x.family.replace(/"/g, "") === f && x.status === "loaded"));
+    })) fail(file, "the figures' font " + fam + " is not loaded");
     for (const what of seen) fail(file, what);
     const figs = await page.evaluate(figureChecks);
     for (const what of figs.out) fail(file, what);

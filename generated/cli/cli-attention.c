@@ -106,18 +106,11 @@ typedef struct {
     int shown;
     pthread_mutex_t lock;
 } att_progress;
-
-static double att_cli_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 static void att_cli_progress(void *ctx, long done, long total)
 {
     att_progress *pr = ctx;
     if (pthread_mutex_trylock(&pr->lock) != 0) return;
-    double t = att_cli_now() - pr->t0, f = (double)done / (double)total;
+    double t = cli_now() - pr->t0, f = (double)done / (double)total;
     if (done > pr->best && t >= pr->after
         && (!pr->shown || t - pr->last >= 0.25 || done == total)) {
         fprintf(stderr, "\rrope: attention %3.0f%% (%.1f s elapsed, "
@@ -136,7 +129,7 @@ static void att_progress_start(att_progress *pr, rope_attention_params *p)
     memset(pr, 0, sizeof *pr);
     pr->after = env && end != env && *end == '\0' && after >= 0
                 ? after : 2.0;
-    pr->t0 = att_cli_now();
+    pr->t0 = cli_now();
     pthread_mutex_init(&pr->lock, NULL);
     if (isatty(2)) {
         p->progress = att_cli_progress;

@@ -31,13 +31,6 @@ typedef struct lm_run { /* what every phase of one run shares */
     double t0;
 } lm_run;
 
-static double lm_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The tables of method m at length n for run r, or NULL for a model
    without RoPE; the caller frees *cos_out. */
 static int lm_tables(const lm_run *r, rope_lm_method m, long n,
@@ -78,7 +71,7 @@ static void lm_progress(const lm_run *r, const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "lm %s base %g seed %ld [%.0f s]: ", r->pe_name,
-            r->a->base, r->a->seed, lm_now() - r->t0);
+            r->a->base, r->a->seed, cli_now() - r->t0);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -331,7 +324,7 @@ static int lm_main(const lm_args *a)
     memset(&r, 0, sizeof r);
     r.a = a;
     r.pe_name = lm_pe_names[a->pe];
-    r.t0 = lm_now();
+    r.t0 = cli_now();
     if (rope_corpus_load(a->corpus, &r.corpus, err, sizeof err) != 0)
         return cli_error("lm: %s", err);
     if (rope_corpus_split_make(&r.corpus, ROPE_CORPUS_TRAIN,

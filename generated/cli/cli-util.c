@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "cli.h"
 
 int cli_parse_only = 0;
@@ -95,4 +96,10 @@ int cli_parse_double_list(const char *flag, const char *s,
                           double **out, size_t *n)
 {
     PARSE_LIST(double, cli_parse_double(flag, item, &v[k++]));
+}
+double cli_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }

@@ -27,6 +27,7 @@ int cli_parse_int_list(const char *flag, const char *s, long lo,
                        long hi, long **out, size_t *n);
 int cli_parse_double_list(const char *flag, const char *s,
                           double **out, size_t *n);
+double cli_now(void);
 extern int cli_parse_only;
 /* W3.4 The command-line tools */
 typedef struct cli_rope_options {

@@ -26,7 +26,8 @@
     return scratch.getUint32(0).toString(16).padStart(8, "0") +
       scratch.getUint32(4).toString(16).padStart(8, "0");
   }
-  function fmt(x) { return String(Number(x.toPrecision(6))); }
+  // six significant digits, with the minus sign of mathematics (U+2212)
+  function fmt(x) { return String(Number(x.toPrecision(6))).replace(/-/g, "\u2212"); }
   // Text with subscripts: "\u03c9_i", "d_model" or "L_{tr}" get a <sub>.
   function rich(parent, s) {
     let at = 0;
@@ -204,8 +205,9 @@
       text(curve, F.X(-(NPOS - 1)), F.h - 6, String(-(NPOS - 1)));
       text(curve, F.X(0), F.h - 6, "0   offset n \u2212 m");
       text(curve, F.X(NPOS - 1), F.h - 6, String(NPOS - 1), "end");
-      text(curve, F.L - 4, F.Y(hi) + 8, hi.toFixed(1), "end");
-      text(curve, F.L - 4, F.Y(lo), lo.toFixed(1), "end");
+      const tick = (v) => v.toFixed(1).replace("-", "\u2212");
+      text(curve, F.L - 4, F.Y(hi) + 8, tick(hi), "end");
+      text(curve, F.L - 4, F.Y(lo), tick(lo), "end");
       text(curve, F.L + 6, F.T + 10, "score", "start");
       out.replaceChildren();
       const p1 = el("p"), p2 = el("p"), p3 = el("p");

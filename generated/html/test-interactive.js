@@ -44,6 +44,8 @@ function ask(program) {
 const musl = ask(muslProgram), glibc = ask(glibcProgram);
 // Integers and hashes, compared as they are written; the rest are bits.
 const EXACT = new Set(["count", "out", "shape", "items", "classes"]);
+// a number as the figures write it: six digits, the minus sign U+2212
+const shownAs = (x) => String(Number(x.toPrecision(6))).replace(/-/g, "\u2212");
 const dv = new DataView(new ArrayBuffer(8));
 function decode(hex) {
   if (hex.length === 8) {
@@ -87,14 +89,14 @@ function compare(where, shown, want, near) {
       // a number shown as text: the same six digits; a point of a curve:
       // under half a pixel of a plot at most 400 pixels tall
       const same = list.length === 1 && one && one.text !== null
-        ? one.text === String(Number(c.toPrecision(6))) : rel <= 2 ** -10;
+        ? one.text === shownAs(c) : rel <= 2 ** -10;
       if (!same)
         fail(where + ": " + name + " is " + a + ", the glibc build computes " + c);
       else { count.glibcNear += 1; count.maxRel = Math.max(count.maxRel, rel); }
     });
     const one = shown[key];
     if (one && list.length === 1 && one.text !== null && !EXACT.has(key)) {
-      const x = decode(bits), text = String(Number(x.toPrecision(6)));
+      const x = decode(bits), text = shownAs(x);
       if (one.text !== text)
         fail(where + ": " + key + " reads '" + one.text + "', not " + text);
     }

@@ -1113,6 +1113,8 @@ def convert():
         p["html"] = fill(p["html"])
     write_site(a, pages, parts, chunks, num, book)
 # The HTML edition / The converter / The site
+ROMAN = ["I", "II", "III", "IV", "V"]      # the numbers of the parts
+
 TEMPLATE = """<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -1232,13 +1234,12 @@ def where_text(label, kind, at, page, labels):
     return text.replace(" ", "\u00a0", 1) if kind == "p" else text
 
 def sidebar(pages, parts, current, sections):
-    roman = ["I", "II", "III", "IV", "V"]
     starts = {part[0]: k for k, part in enumerate(parts)}
     out = ['<ul class="side">']
     for k, p in enumerate(pages):
         if k in starts:
             out.append('<li class="part">Part %s: %s</li>'
-                       % (roman[starts[k]], html.escape(parts[starts[k]][1])))
+                       % (ROMAN[starts[k]], html.escape(parts[starts[k]][1])))
         here = p["file"] == current
         out.append('<li><a href="%s"%s>%s%s</a>' % (
             p["file"], ' aria-current="page"' if here else "",
@@ -1345,13 +1346,12 @@ def write_site(a, pages, parts, chunks, num, book):
     for part in parts:
         where.setdefault(part[2], "index.html")
     starts = {k: part for part in parts for k in [part[0]]}
-    roman = ["I", "II", "III", "IV", "V"]
     toc.append('<ul class="toc">')
     for k, p in enumerate(pages):
         if k in starts:
             pi = parts.index(starts[k])
             toc.append('<li class="part" id="%s">Part %s: %s</li>' % (
-                starts[k][2] or "part-%d" % pi, roman[pi],
+                starts[k][2] or "part-%d" % pi, ROMAN[pi],
                 html.escape(starts[k][1])))
         # the numbered sections; not a paragraph's run-in heading
         p["sections"] = [
@@ -1386,18 +1386,20 @@ def write_site(a, pages, parts, chunks, num, book):
     if a.interactive:
         shutil.copy(a.interactive, os.path.join(a.out, "interactive.js"))
         scripts = '\n<script src="interactive.js" defer></script>'
+    side_parts = [(s + 1, t, l) for s, t, l in parts]   # seq starts at index
     for k, p in enumerate(seq + [search]):
         p["html"] = resolve(p["html"])
         extra = scripts
         if p is search:
             extra += '\n<script src="search-index.js" defer></script>'
-        out = resolve(TEMPLATE % {"title": html.escape(p["title"]),
+        # the body is resolved above; the contents beside it hold the
+        # titles of sections, which may link too
+        out = TEMPLATE % {"title": html.escape(p["title"]),
                           "nav": nav(seq[k - 1] if 0 < k < len(seq) else None,
                                      seq[k + 1] if k + 1 < len(seq) else None),
-                          "side": sidebar(seq, [(s + 1, t, l) for s, t, l
-                                                in parts], p["file"],
-                                          p["sections"]),
-                          "scripts": extra, "body": p["html"]})
+                          "side": resolve(sidebar(seq, side_parts, p["file"],
+                                                  p["sections"])),
+                          "scripts": extra, "body": p["html"]}
         with open(os.path.join(a.out, p["file"]), "w") as f: f.write(out)
     write_search_index(os.path.join(a.out, "search-index.js"), seq)
     shutil.copy(a.css, os.path.join(a.out, "rope.css"))

@@ -6,18 +6,6 @@
 #include <string.h>
 #include "rope-wasm.h"
 
-static void put_f(const char *key, float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    printf("\"%s\":\"%08" PRIx32 "\",", key, u);
-}
-static void put_d(const char *key, double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    printf("\"%s\":\"%016" PRIx64 "\",", key, u);
-}
 static void put_dlist(const char *key, const double *x, int n)
 {
     printf("\"%s\":\"", key);
@@ -38,6 +26,9 @@ static void put_flist(const char *key, const float *x, int n)
     }
     printf("\",");
 }
+/* one number: a list of one */
+static void put_f(const char *key, float x) { put_flist(key, &x, 1); }
+static void put_d(const char *key, double x) { put_dlist(key, &x, 1); }
 static void put_ilist(const char *key, const int *x, int n)
 {
     printf("\"%s\":\"", key);

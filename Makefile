@@ -48,8 +48,10 @@ FILE_6 := chapters/06-beyond-one-machine.nw
 NAME_6 := ring
 FILE_7 := chapters/07-evidence.nw
 NAME_7 := evidence
+FILE_8 := chapters/08-minimind.nw
+NAME_8 := minimind
 
-CHAPTERS := $(strip $(foreach n,1 2 3 4 5 6 7,$(if $(wildcard $(FILE_$n)),$n)))
+CHAPTERS := $(strip $(foreach n,1 2 3 4 5 6 7 8,$(if $(wildcard $(FILE_$n)),$n)))
 NAMES := $(foreach n,$(CHAPTERS),$(NAME_$n))
 
 # Roots beyond the standard set of a chapter (one line per chapter).
@@ -80,6 +82,15 @@ EXTRA_ROOTS_7 := generated/bench/bench-evidence.c python/bench-evidence.py \
   generated/tests/test-evidence-f32.c generated/lib/linear-f32.c \
   generated/lib/lm-f32.h generated/lib/lm-f32.c generated/cli/cli-lm.c \
   generated/tests/test-lm-f32.c generated/tools/evidence-compare.py
+
+EXTRA_ROOTS_8 := generated/lib/minimind-file.c generated/lib/minimind-linear.c \
+  generated/cli/minimind-reference.h generated/cli/minimind-reference.c \
+  generated/tests/test-minimind-reference.c \
+  generated/tests/test-minimind-linear.c \
+  generated/bench/bench-minimind.c python/bench-minimind.py \
+  python/minimind_convert.py python/minimind_numpy.py \
+  python/minimind_tokenizer.py python/test_minimind.py \
+  python/crosscheck_model.py
 
 # ---------------------------------------------------------------- roots
 # The list of roots is the list of generated files; `make lint` holds the
@@ -136,24 +147,29 @@ HEADERS := $(addprefix $(T)/,$(notdir $(filter %.h,$(ROOTS))))
 # npy.c reads and writes the NumPy files of the workshop's frame.
 LIB_EXTRA := $(if $(filter attention,$(NAMES)),attention-naive attention-simd \
   attention-bf16 attention-plan) $(if $(filter evidence,$(NAMES)),corpus evidence-f32 \
-  linear-f32 lm-f32)
+  linear-f32 lm-f32) $(if $(filter minimind,$(NAMES)),minimind-file \
+  minimind-linear)
 LIB_OBJS := $(foreach m,$(NAMES) $(LIB_EXTRA) npy,$(B)/obj/$m.o)
 # The tables that the program and the book share (the frame of the
 # workshop) are linked by the CLI, the book-data writer and the tests.
 TABLES_OBJS := $(B)/obj/tables.o
 CLI_OBJS := $(B)/obj/rope-cli.o $(B)/obj/cli-util.o $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/cli-$m.o) \
-  $(if $(filter evidence,$(NAMES)),$(B)/obj/cli-lm.o)
+  $(if $(filter evidence,$(NAMES)),$(B)/obj/cli-lm.o) \
+  $(if $(filter minimind,$(NAMES)),$(B)/obj/minimind-reference.o)
 TEST_OBJS := $(B)/obj/test-main.o $(B)/obj/test-util.o $(B)/obj/test-npy.o \
   $(B)/obj/test-runner.o \
   $(TABLES_OBJS) \
   $(foreach m,$(NAMES),$(B)/obj/test-$m.o $(B)/obj/test-exercises-$m.o \
   $(B)/obj/exercises-$m-solution.o) \
   $(if $(filter evidence,$(NAMES)),$(B)/obj/test-evidence-f32.o \
-  $(B)/obj/test-lm-f32.o)
+  $(B)/obj/test-lm-f32.o) \
+  $(if $(filter minimind,$(NAMES)),$(B)/obj/minimind-reference.o \
+  $(B)/obj/test-minimind-reference.o $(B)/obj/test-minimind-linear.o)
 BOOKDATA_OBJS := $(B)/obj/bookdata-main.o $(B)/obj/bookdata-util.o \
   $(TABLES_OBJS) \
-  $(foreach m,$(NAMES),$(B)/obj/bookdata-$m.o)
+  $(foreach m,$(NAMES),$(B)/obj/bookdata-$m.o) \
+  $(if $(filter minimind,$(NAMES)),$(B)/obj/minimind-reference.o)
 # Chapter 5's book data runs the benchmark harness that make bench runs.
 BENCH_OBJS := $(if $(filter attention,$(NAMES)),$(B)/obj/bench-harness.o \
   $(B)/obj/bench-machine.o)
@@ -187,6 +203,9 @@ $(B)/obj/%.o: $(T)/%.c $(HEADERS) | $(T)/.stamp
 # The trainer's vectorised linear layers (workshop W7.10): -O3 lets the
 # compiler vectorise their one loop; the sums stay in order.
 $(B)/obj/linear-f32.o: ALLCFLAGS += -O3
+# The double-precision reference of chapter 8 (workshop W8b): -O3 lets
+# gcc vectorise its loops over the outputs, whose lengths vary.
+$(B)/obj/minimind-reference.o: ALLCFLAGS += -O3
 # The library's objects serve librope.a and librope.so alike (the
 # workshop of the Python binding): position-independent, and with
 # -fno-semantic-interposition gcc gives them the instructions it gives
@@ -301,8 +320,10 @@ build/book/rope.tex: $(NW) Makefile
 	@mkdir -p build/book
 	@# Quoted code in the prose ([[...]], woven as {\Tt{}...\nwendquote})
 	@# gets straight quotes, as code chunks do (the preamble of rope.nw).
+	@# noweave leaves the names of chunks raw; an underscore in the name
+	@# of a file (python/minimind_convert.py) is escaped for TeX.
 	noweave -delay -index $(NW) | perl -pe \
-	  's{(\{\\Tt\{\}.*?\\nwendquote\})}{my $$x = $$1; $$x =~ /\\LA\{\}/ or $$x =~ s/\x27/\\textquotesingle{}/g; $$x =~ /\\LA\{\}/ or $$x =~ s/\x60/\\textasciigrave{}/g; $$x}ge' > $@.tmp
+	  's{(\{\\Tt\{\}.*?\\nwendquote\})}{my $$x = $$1; $$x =~ /\\LA\{\}/ or $$x =~ s/\x27/\\textquotesingle{}/g; $$x =~ /\\LA\{\}/ or $$x =~ s/\x60/\\textasciigrave{}/g; $$x}ge; s{(\\(?:moddef|nwnotused)\{|\\nwixlogsorted\{c\}\{\{)((?:python|generated)/[^~\}]*)}{my ($$p, $$n) = ($$1, $$2); $$n =~ s/_/\\_/g; "$$p$$n"}ge' > $@.tmp
 	mv $@.tmp $@
 
 BOOK_SUPPORT := $(wildcard book/*.bib book/*.sty)
@@ -357,11 +378,18 @@ $(REL)/librope-1st.so:
 	else echo "no git history with commit $(FIRST_EDITION) (not a clone)" \
 	  > $@.skipped; fi
 
+# Debian's python3-torch multiplies matrices with the system's BLAS;
+# without OpenBLAS (which it recommends) that is the reference BLAS, and
+# chapter 8's comparison would measure that library, not PyTorch.
+BENCH_PACKAGES := libopenblas0-pthread
 bench: deps
-	@$(MAKE) --no-print-directory $(B)/bench-attention $(EV_BENCH) \
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(BENCH_PACKAGES)"
+	@$(MAKE) --no-print-directory $(B)/bench-attention $(EV_BENCH) $(MM_BENCH) \
 	  $(REL)/librope-1st.so $(if $(RECORD),$(B)/record $(RING))
 	$(B)/bench-attention $(REL)/librope-1st.so $(MEASURED)
 	$(if $(EV_BENCH),$(EV_BENCH) $(PYTHON) python/bench-evidence.py)
+	$(if $(MM_BENCH),$(MM_BENCH) $(PYTHON) python/bench-minimind.py \
+	  $(if $(RECORD),$(MEASURED) "$$(git describe --always --dirty 2> /dev/null || echo unknown)"))
 	$(if $(RECORD),$(RING_ENV) $(B)/record $(MEASURED) \
 	  "$$(git describe --always --dirty 2> /dev/null || echo unknown)")
 
@@ -382,6 +410,12 @@ $(B)/record: $(RECORD_OBJS) $(BENCH_OBJS) $(B)/librope.a
 # same run (skipped, with a line saying so, without python3-torch).
 EV_BENCH := $(if $(filter evidence,$(NAMES)),$(B)/bench-evidence)
 $(B)/bench-evidence: $(B)/obj/bench-evidence.o $(B)/librope.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Chapter 8: prefill and decode tokens/s of MiniMind's default model in C
+# and in PyTorch, in the same run (workshop W8b).
+MM_BENCH := $(if $(filter minimind,$(NAMES)),$(B)/bench-minimind)
+$(B)/bench-minimind: $(B)/obj/bench-minimind.o $(BENCH_OBJS) $(B)/librope.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---------------------------------------------------------------- experiments
@@ -577,7 +611,7 @@ book/html/index.html: $(W)/interactive.js
 # workshop ("Fuzzing"), built with clang under ASan+UBSan in build/fuzz
 # and run one after the other on their seeds (tests/fuzz/NAME/) and the
 # corpus of earlier runs; fails at the first finding.
-FUZZ_TARGETS := npy cli
+FUZZ_TARGETS := npy cli $(if $(filter minimind,$(NAMES)),minimind)
 ROOTS += $(foreach t,$(FUZZ_TARGETS),generated/fuzz/fuzz-$t.c)
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
@@ -593,7 +627,8 @@ FUZZ_CFLAGS = $(WARN) -Wno-unknown-attributes -g $(FUZZ_SAN) \
 FUZZ_LIB = $(foreach m,$(NAMES) $(LIB_EXTRA) npy,$(FZ)/obj/$m.o)
 FUZZ_CLI = $(FZ)/obj/cli-util.o $(FZ)/obj/tables.o \
   $(foreach m,$(NAMES),$(FZ)/obj/cli-$m.o) \
-  $(if $(filter evidence,$(NAMES)),$(FZ)/obj/cli-lm.o)
+  $(if $(filter evidence,$(NAMES)),$(FZ)/obj/cli-lm.o) \
+  $(if $(filter minimind,$(NAMES)),$(FZ)/obj/minimind-reference.o)
 # The kernel's two speed paths are linked into fuzz-cli (the attention
 # command calls the kernel) but no parser reaches them, and clang spends
 # minutes optimizing their unrolled loops under the sanitizers: they are
@@ -610,6 +645,9 @@ $(FZ)/obj/fuzz-cli.o: $(T)/rope-cli.c
 $(FZ)/fuzz-npy: $(FZ)/obj/fuzz-npy.o $(FZ)/obj/npy.o
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 $(FZ)/fuzz-cli: $(FZ)/obj/fuzz-cli.o $(FUZZ_CLI) $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+# Chapter 8's weight file: the reader (workshop W8) with the library.
+$(FZ)/fuzz-minimind: $(FZ)/obj/fuzz-minimind.o $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
 fuzz:
@@ -647,7 +685,7 @@ $(B)/librope.so: $(LIB_OBJS)
 PYTEST_STEP = $(if $(strip $(SANITIZE)$(CHAPTER)),@echo "python: binding tests skipped ($(if $(strip $(SANITIZE)),sanitizer build,CHAPTER=$(CHAPTER)))", \
   $(MAKE) --no-print-directory $(B)/librope.so && \
   PYTHONDONTWRITEBYTECODE=1 ROPE_LIB=$(B)/librope.so ROPE_CLI=$(B)/rope \
-  /usr/bin/python3 -m unittest -v python/tests.py)
+  /usr/bin/python3 -m unittest -v python/tests.py python/test_minimind.py)
 
 # The crosscheck needs PyTorch and NumPy: the reader's own $(PYTHON)
 # if it has them, else Debian's python3-torch and python3-numpy.
@@ -662,8 +700,9 @@ crosscheck:
 	$(if $(shell test -f $(MINIMIND_Q)/model/model_minimind.py && echo yes),,$(error crosscheck: $(MINIMIND)/model/model_minimind.py not found; MINIMIND must name a MiniMind checkout))
 	@$(PYTHON) -c 'import torch, numpy' 2> /dev/null || \
 	  $(MAKE) --no-print-directory deps DEBIAN_PACKAGES="python3-torch python3-numpy"
-	@$(MAKE) --no-print-directory $(B)/librope.so
+	@$(MAKE) --no-print-directory $(B)/librope.so $(B)/rope
 	$(PYTHON) python/crosscheck.py --minimind $(MINIMIND_Q) --lib $(B)/librope.so
+	$(PYTHON) python/crosscheck_model.py --minimind $(MINIMIND_Q) --rope $(B)/rope
 	/usr/bin/python3 book/check-minimind-lines.py --minimind $(MINIMIND_Q)
 
 # The appendix prints a sample of a recorded run (book/data/), which
@@ -734,7 +773,8 @@ lint: deps-check
 # ---------------------------------------------------------------- set-up
 DEBIAN_PACKAGES := build-essential pkg-config noweb check \
   texlive-latex-base texlive-latex-recommended texlive-pictures lmodern \
-  latexmk poppler-utils python3 openmpi-bin libopenmpi-dev python3-numpy
+  latexmk poppler-utils python3 openmpi-bin libopenmpi-dev python3-numpy \
+  python3-torch
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \

@@ -59,6 +59,9 @@ APPENDIX_TARGETS = {
     "sec:w-python-crosscheck": "The crosscheck",
     "sec:w-python-forward": "The whole layer",
     "sec:minimind-python": "Running MiniMind beside the C",
+    "sec:mm-forward": "The forward pass",
+    "sec:mm-cache": "What the cache holds",
+    "sec:mm-generate": "Generating tokens",
 }
 
 failures = 0
@@ -107,6 +110,8 @@ def quotes_in(path, text):
     """(range, position) of each MiniMind line range quoted in the text."""
     found = []
     for m in QUOTE.finditer(text):
+        if text.startswith(":", m.end()):
+            continue  # "line 20: ...", a line of a message, not of MiniMind
         a = int(m.group(2))
         b = int(m.group(3)) if m.group(3) else a
         found.append(((a, b), m.start()))

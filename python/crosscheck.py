@@ -1,4 +1,4 @@
-# W8.4 The crosscheck
+# W9.4 The crosscheck
 """crosscheck.py: MiniMind's own functions beside the rope book's C.
 
     python3 python/crosscheck.py --minimind /path/to/minimind [--lib build/librope.so]
@@ -235,7 +235,7 @@ def compare_layer(mm, torch, tables, cfg, hk, start, mode, name):
         kernel_bound(q, np.array([a_k]), v), "[5a]")
     compare_forward(layer, tables, cfg, hk, start, n, x, cache_k, cache_v,
                     seen, out_mm, name)
-# W8.5 The whole layer
+# W9.5 The whole layer
 def rms_norm(x, w, eps):
     ms = np.mean(x * x, axis=-1, keepdims=True, dtype=np.float32)
     return (w * (x / np.sqrt(ms + np.float32(eps)))).astype(np.float32)

@@ -1,4 +1,4 @@
-# W8.2 The module rope.py
+# W9.2 The module rope.py
 """rope.py: the rope book's C library, called from Python.
 
 Uses ctypes and NumPy only.  The functions carry MiniMind's names and

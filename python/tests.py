@@ -1,4 +1,4 @@
-# W8.3 The binding's tests
+# W9.3 The binding's tests
 """tests.py: the tests of the Python binding (the book's chapter
 "Workshop: the library from Python, beside MiniMind").
 
@@ -318,6 +318,6 @@ class TestAppendixExample(unittest.TestCase):
         assert rope.repeat_kv(k_rot, 2).shape == (1, 6, 8, 96)
 
 
-# W8.3 The binding's tests
+# W9.3 The binding's tests
 if __name__ == "__main__":
     unittest.main()

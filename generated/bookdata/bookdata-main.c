@@ -24,6 +24,8 @@ static const struct {
     {"evidence", bookdata_evidence},
     /* W7.8 The King James corpus */
     {"corpus", bookdata_corpus},
+    /* W8.7 The code of the exercises */
+    {"minimind", bookdata_minimind},
     /* The frame of the workshop / Numbers for the prose */
     {NULL, NULL}
 };

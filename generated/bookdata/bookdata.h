@@ -29,5 +29,7 @@ int bookdata_ring(const char *dir);
 int bookdata_evidence(const char *dir);
 /* W7.8 The King James corpus */
 int bookdata_corpus(const char *dir);
+/* W8.7 The code of the exercises */
+int bookdata_minimind(const char *dir);
 /* The frame of the workshop / Numbers for the prose */
 #endif

@@ -100,5 +100,7 @@ int cmd_ring_plan(int argc, char **argv);
 int cmd_evidence(int argc, char **argv);
 /* W7.12 The command rope lm */
 int cmd_lm(int argc, char **argv);
+/* W8.4 The command rope generate */
+int cmd_generate(int argc, char **argv);
 /* The frame of the workshop / The command-line program */
 #endif

@@ -54,6 +54,14 @@ static const cli_command commands[] = {
      "[--ft-only]",
      "chapter 7: train a small language model on the King James text and "
      "measure it past its training length"},
+    /* W8.4 The command rope generate */
+    {"generate", cmd_generate, "generate --model FILE (--ids \"ID ID ...\" | "
+     "--ids-file FILE) [--max-new N] [--temperature T] [--top-p P] "
+     "[--top-k K] [--seed S] [--eos ID] [--yarn] [--threads N] "
+     "[--logits OUT.npy] [--reference OUT.npy] [--prefill-chunk N] "
+     "[--states IN.npy [--block-outputs OUT.npy] [--block-reference P]]",
+     "chapter 8: run a MiniMind weight file on token ids and print the "
+     "ids it generates"},
     /* The frame of the workshop / The command-line program */
     {NULL, NULL, NULL, NULL}
 };

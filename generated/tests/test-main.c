@@ -53,6 +53,13 @@ static const struct {
     {7, evidence_f32_suite},
     /* W7.13 The tests of the trainer */
     {7, lm_f32_suite},
+    /* W8.5 The tests */
+    {8, minimind_suite},
+    {8, exercises_minimind_suite},
+    /* W8b.5 The tests */
+    {8, minimind_reference_suite},
+    /* W8c.7 The tests */
+    {8, minimind_linear_suite},
     /* The frame of the workshop / The test runner */
     {0, NULL}
 };

@@ -76,5 +76,12 @@ Suite *corpus_suite(void);
 Suite *evidence_f32_suite(void);
 /* W7.13 The tests of the trainer */
 Suite *lm_f32_suite(void);
+/* W8.5 The tests */
+Suite *minimind_suite(void);
+Suite *exercises_minimind_suite(void);
+/* W8b.5 The tests */
+Suite *minimind_reference_suite(void);
+/* W8c.7 The tests */
+Suite *minimind_linear_suite(void);
 /* The frame of the workshop / The test runner */
 #endif

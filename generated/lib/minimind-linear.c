@@ -82,17 +82,13 @@ mml_tile512(float *y, int ldy, const float *x, const float *w, int in,
         for (int b = 0; b < NR; b++)
             y[(size_t)a * ldy + b] = mml_hsum512(acc[a][b]);
 }
-#define MML_T512(MR, NR)                                             \
-    __attribute__((target("avx512f,fma"))) static void              \
-    mml_t512_##MR##x##NR(float *y, int ldy, const float *x,         \
-                         const float *w, int in)                    \
-    {                                                               \
-        mml_tile512(y, ldy, x, w, in, MR, NR);                      \
-    }
-MML_T512(4, 6)
-MML_T512(1, 6)
-MML_T512(4, 1)
-MML_T512(1, 1)
+#define MML_ARGS float *y, int ldy, const float *x, const float *w, int in
+#define MML_AVX512 __attribute__((target("avx512f,fma")))
+#define MML_T512(MR, NR) MML_AVX512 static void mml_t512_##MR##x##NR(MML_ARGS)
+MML_T512(4, 6) { mml_tile512(y, ldy, x, w, in, 4, 6); }
+MML_T512(1, 6) { mml_tile512(y, ldy, x, w, in, 1, 6); }
+MML_T512(4, 1) { mml_tile512(y, ldy, x, w, in, 4, 1); }
+MML_T512(1, 1) { mml_tile512(y, ldy, x, w, in, 1, 1); }
 __attribute__((target("avx2,fma"))) static inline float
 mml_hsum256(__m256 v) /* lane l + lane l + 4, then l + 2, l + 1 */
 {
@@ -133,17 +129,12 @@ mml_tile256(float *y, int ldy, const float *x, const float *w, int in,
         for (int b = 0; b < NR; b++)
             y[(size_t)a * ldy + b] = mml_hsum256(acc[a][b]);
 }
-#define MML_T256(MR, NR)                                             \
-    __attribute__((target("avx2,fma"))) static void                 \
-    mml_t256_##MR##x##NR(float *y, int ldy, const float *x,         \
-                         const float *w, int in)                    \
-    {                                                               \
-        mml_tile256(y, ldy, x, w, in, MR, NR);                      \
-    }
-MML_T256(3, 4)
-MML_T256(1, 4)
-MML_T256(3, 1)
-MML_T256(1, 1)
+#define MML_AVX2 __attribute__((target("avx2,fma")))
+#define MML_T256(MR, NR) MML_AVX2 static void mml_t256_##MR##x##NR(MML_ARGS)
+MML_T256(3, 4) { mml_tile256(y, ldy, x, w, in, 3, 4); }
+MML_T256(1, 4) { mml_tile256(y, ldy, x, w, in, 1, 4); }
+MML_T256(3, 1) { mml_tile256(y, ldy, x, w, in, 3, 1); }
+MML_T256(1, 1) { mml_tile256(y, ldy, x, w, in, 1, 1); }
 /* W8c.6 The entry points */
 #endif
 /* W8c.3 The register tile */

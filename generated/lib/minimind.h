@@ -102,7 +102,7 @@ void rope_minimind_linear(float *y, const float *x, const float *w,
                           int rows, int in, int out, int n_threads);
 int rope_minimind_sample(const float *logits, int vocab,
                          rope_minimind_sampler *sp);
-/* the weight file (workshop, section W8.1) */
+/* the weight file (workshop W8) */
 int rope_minimind_load(rope_minimind *m, const char *path, char *err,
                        size_t errlen);
 int rope_minimind_save(const char *path, const rope_minimind_config *c,

@@ -226,7 +226,7 @@ static int mm_crosscheck_numbers(FILE *f, const char *dir)
     char path[4096], line[1024], kind[16], model[32], rope[8], result[16];
     char ratio[32], when[64] = "";
     int n, heads = 0, heads_ok = 0, blocks = 0, vacuous = 0, g = -1, gm = 0;
-    int yarn_n = 0;
+    int yarn_n = 0, undecided = 0;
     double head_worst = 0, e2e = 0, bound_min = INFINITY;
     snprintf(path, sizeof path, "%s/crosscheck-model.txt", dir);
     FILE *in = fopen(path, "r");
@@ -252,6 +252,7 @@ static int mm_crosscheck_numbers(FILE *f, const char *dir)
             const char *b = strstr(line, "bound/|out| ");
             blocks++;
             vacuous += strcmp(result, "vacuous") == 0;
+            undecided += strcmp(result, "undecided") == 0;
             if (b != NULL) /* twice the bound over the largest output */
                 bound_min = fmin(bound_min, 2 * atof(b + 12));
         } else if (strcmp(kind, "e2e") == 0)
@@ -271,6 +272,7 @@ static int mm_crosscheck_numbers(FILE *f, const char *dir)
     bd_def(f, "mm-cc-blocks", "%d", blocks);
     bd_def(f, "mm-cc-vacuous", "%d", vacuous);
     bd_def(f, "mm-cc-bound-min", "%.1f", bound_min);
+    bd_def(f, "mm-cc-undecided", "%d", undecided);
     bd_def_sci(f, "mm-cc-e2e", e2e, 1);
     bd_def(f, "mm-cc-greedy", "%d", g);
     bd_def(f, "mm-cc-greedy-runs", "%d", gm);

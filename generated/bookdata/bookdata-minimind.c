@@ -299,13 +299,8 @@ int bookdata_minimind(const char *dir)
     bd_def(f, "mm-kv-floats", "%s", mm_group(b3, sizeof b3, (size_t)kv));
     bd_def(f, "mm-kv-kib", "%.0f", kv * 4.0 / 1024);
     bd_def(f, "mm-kv-full-mib", "%.0f", kv * 4.0 * 32768 / 1048576);
-    rope_scaling_defaults(&s);
-    s.rope_type = ROPE_SCALING_YARN;
-    s.yarn_flavor = ROPE_YARN_MINIMIND;
-    s.factor = 16;
-    s.original_max_position_embeddings = 2048;
-    s.beta_fast = 32;
-    s.beta_slow = 1;
+    c.inference_rope_scaling = 1;
+    rope_minimind_rope_scaling(&c, &s); /* MiniMind's YaRN */
     rope_yarn_range(&lo, &hi, c.head_dim, c.rope_theta, &s);
     bd_def(f, "mm-yarn-low", "%.0f", lo);
     bd_def(f, "mm-yarn-high", "%.0f", hi);

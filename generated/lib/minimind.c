@@ -127,6 +127,20 @@ size_t rope_minimind_n_floats(const rope_minimind_config *c)
     return at;
 }
 /* W8.1 The rest of the library */
+void rope_minimind_rope_scaling(const rope_minimind_config *c,
+                                rope_scaling *s)
+{
+    rope_scaling_defaults(s);
+    if (c->inference_rope_scaling) { /* MiniMindConfig's rope_scaling */
+        s->rope_type = ROPE_SCALING_YARN;
+        s->yarn_flavor = ROPE_YARN_MINIMIND;
+        s->factor = 16;
+        s->original_max_position_embeddings = 2048;
+        s->beta_fast = 32;
+        s->beta_slow = 1;
+        s->attention_factor = 1.0;
+    }
+}
 static int mm_tables(rope_minimind *m)
 {
     const rope_minimind_config *c = &m->config;
@@ -136,16 +150,7 @@ static int mm_tables(rope_minimind *m)
     m->freqs_sin = malloc(len * sizeof *m->freqs_sin);
     if (!m->freqs_cos || !m->freqs_sin)
         return -1;
-    rope_scaling_defaults(&s);
-    if (c->inference_rope_scaling) { /* MiniMindConfig's rope_scaling */
-        s.rope_type = ROPE_SCALING_YARN;
-        s.yarn_flavor = ROPE_YARN_MINIMIND;
-        s.factor = 16;
-        s.original_max_position_embeddings = 2048;
-        s.beta_fast = 32;
-        s.beta_slow = 1;
-        s.attention_factor = 1.0;
-    }
+    rope_minimind_rope_scaling(c, &s);
     return rope_precompute_freqs_cis_scaled(m->freqs_cos, m->freqs_sin,
                c->head_dim, c->max_position_embeddings, c->rope_theta, &s,
                ROPE_PRECISION_FLOAT) == 0 ? 0 : -1;

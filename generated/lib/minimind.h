@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "attention.h"
+#include "scaling.h"
 /* 8.1 The model at a glance */
 typedef struct rope_minimind_config { /* MiniMindConfig's fields */
     int hidden_size; /* 768 */
@@ -81,6 +82,8 @@ typedef struct rope_minimind_sampler {
     uint64_t rng; /* the sampler's state: the seed */
 } rope_minimind_sampler;
 void rope_minimind_config_defaults(rope_minimind_config *c);
+void rope_minimind_rope_scaling(const rope_minimind_config *c,
+                                rope_scaling *s);
 int rope_minimind_check_config(const rope_minimind_config *c, char *why,
                                size_t n);
 int rope_minimind_tensor_list(const rope_minimind_config *c,

@@ -1,7 +1,6 @@
 /* W5.10 Accuracy and the tests */
 /* test-attention.c: the claims of chapter 5. */
 #define _DEFAULT_SOURCE /* wait4 */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -329,17 +328,6 @@ START_TEST(test_attention_sweep)
         }
 }
 END_TEST
-static int att_count_threads(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    int n = 0;
-    ck_assert(d != NULL);
-    for (struct dirent *e; (e = readdir(d)) != NULL; )
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 START_TEST(test_attention_pool_creates_no_thread_per_call)
 {
     att_problem a;
@@ -350,13 +338,13 @@ START_TEST(test_attention_pool_creates_no_thread_per_call)
     ck_assert(out != NULL);
     a.p.n_threads = 4;
     ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
-    int first = att_count_threads();
+    int first = count_threads();
     ck_assert_int_ge(first, 4);
     for (int i = 0; i < 40; i++) {
         a.p.n_threads = 1 + i % 4;
         a.p.seq_len = i % 5 == 4 ? 64 : 1; /* now and then a prefill */
         ck_assert_int_eq(rope_attention(out, a.q, a.k, a.v, &a.p), 0);
-        ck_assert_int_eq(att_count_threads(), first);
+        ck_assert_int_eq(count_threads(), first);
     }
     free(out);
     att_free(&a);

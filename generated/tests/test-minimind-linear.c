@@ -1,7 +1,6 @@
 /* W8c.7 The tests */
 /* test-minimind-linear.c: the tests of workshop W8c */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
-#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -187,26 +186,16 @@ START_TEST(test_mml_threads_identical)
         }
 }
 END_TEST
-static int mml_count_threads(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    int n = 0;
-    ck_assert(d != NULL);
-    for (struct dirent *e; (e = readdir(d)) != NULL; )
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
 START_TEST(test_mml_pool_threads)
 {
     float *x = mml_rand(768, 41), *w = mml_rand(768 * 384, 42);
     float y[3 * 384];
     rope_minimind_linear(y, x, w, 1, 768, 384, 4);
-    int first = mml_count_threads();
+    int first = count_threads();
     ck_assert_int_ge(first, 4);
     for (int i = 0; i < 40; i++) {
         rope_minimind_linear(y, x, w, 1 + i % 3, 256, 384, 1 + i % 4);
-        ck_assert_int_eq(mml_count_threads(), first);
+        ck_assert_int_eq(count_threads(), first);
     }
     free(x);
     free(w);

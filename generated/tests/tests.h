@@ -64,6 +64,7 @@ double scaling_golden_header_value(const char *path, const char *key);
 /* W5.10 Accuracy and the tests */
 Suite *attention_suite(void);
 Suite *exercises_attention_suite(void);
+int count_threads(void);
 /* W6.5 The tests */
 Suite *ring_suite(void);
 Suite *exercises_ring_suite(void);

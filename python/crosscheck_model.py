@@ -156,7 +156,8 @@ class Rope:
         out = [np.load(self.file("O.npy")), np.load(self.file("Z.npy"))]
         if reference:
             out += [np.load(self.file("R-blocks.npy")),
-                    np.load(self.file("R-head.npy")), note]
+                    np.load(self.file("R-head.npy")), note,
+                    np.load(self.file("R-norms.npy"))]
         return out
 
     def logits(self, model, ids, yarn):
@@ -261,7 +262,30 @@ def within(kind, label, chunk, part, theirs, ours, ref, note=""):
         "%.2e" % ratio, result, (note + " " + sides).strip())
 
 
-def compare(torch, model, rope, path, ids, label, yarn, chunks):
+def within_norm(label, chunk, part, theirs, ours, exact, nb):
+    """One row: each token's output vectors, MiniMind's and C's, against
+    2 norm bounds, on the tokens whose routes are decided."""
+    decided = np.isfinite(nb)
+    if not decided.any():
+        row("norm", *label, chunk, part, "-", "inf", "-", "undecided")
+        return
+    nb, exact = nb[decided], exact[decided].astype(np.float64)
+    theirs, ours = theirs[decided], ours[decided].astype(np.float64)
+    diff = np.linalg.norm(ours - theirs, axis=-1)
+    size = np.linalg.norm(exact, axis=-1)
+    ratio = float(np.max(diff / (2 * nb)))
+    telling = int(np.sum(2 * nb < size))
+    sides = "C/ref %.1e torch/ref %.1e bound/|out| %.1e telling %d/%d" % (
+        np.max(np.linalg.norm(ours - exact, axis=-1) / nb),
+        np.max(np.linalg.norm(theirs - exact, axis=-1) / nb),
+        np.max(nb / size), telling, len(nb))
+    result = "FAIL" if not ratio <= 1 else "pass" if telling == len(nb) \
+        else "partial" if telling else "vacuous"
+    row("norm", *label, chunk, part, e(diff.max()), e(2 * nb.max()),
+        "%.2e" % ratio, result, sides)
+
+
+def compare(torch, mm, model, rope, path, ids, label, yarn, chunks):
     """Block by block and the head, each prefill chunk; then end to end."""
     states, blocks, logits, routers = capture(torch, model, ids)
     k = model.config.num_experts_per_tok
@@ -276,7 +300,7 @@ def compare(torch, model, rope, path, ids, label, yarn, chunks):
             return
         if reference is None:
             reference = got[2:]
-        ref_blocks, ref_head, note = reference
+        ref_blocks, ref_head, note, ref_norms = reference
         for layer in range(len(blocks)):
             why = ""
             open_ = ~np.all(np.isfinite(ref_blocks[1, layer]), axis=-1)
@@ -285,9 +309,12 @@ def compare(torch, model, rope, path, ids, label, yarn, chunks):
                     open_.sum(), len(ids), margin(routers[layer][open_], k))
             within("block", label, chunk, layer, blocks[layer],
                    got[0][layer], ref_blocks[:, layer], why)
+            within_norm(label, chunk, layer, blocks[layer], got[0][layer],
+                        ref_blocks[0, layer], ref_norms[layer])
         within("head", label, chunk, "head", logits, got[1], ref_head)
     if len(ids) > 1:
-        control(torch, model, states, reference[0], label, yarn)
+        control(torch, mm, model, states, reference[0], reference[3],
+                label)
     plain = rope.logits(path, ids, yarn)
     diff = float(np.max(np.abs(plain.astype(np.float64) - logits)))
     top = float(np.max(np.abs(logits)))
@@ -295,26 +322,83 @@ def compare(torch, model, rope, path, ids, label, yarn, chunks):
         "measured")
 
 
-def control(torch, model, states, ref_blocks, label, yarn):
+def interleaved_rope(torch):
+    """A wrong pairing: dimensions (0, 1), (2, 3), ... turned with
+    MiniMind's tables, as code written for the other convention would."""
+    def apply(q, k, cos, sin, position_ids=None, unsqueeze_dim=1):
+        def turn(x):
+            return torch.stack((-x[..., 1::2], x[..., 0::2]),
+                               dim=-1).flatten(-2)
+        c, s = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+        return ((q * c + turn(q) * s).to(q.dtype),
+                (k * c + turn(k) * s).to(k.dtype))
+    return apply
+
+
+def tiled_repeat_kv(torch):
+    """A wrong grouping: query head h reads key-value head h mod Hkv
+    (the heads tiled) instead of MiniMind's h // (H / Hkv)."""
+    def repeat(x, n_rep):
+        return torch.cat([x] * n_rep, dim=2)
+    return repeat
+
+
+MISTAKES = ("moved", "pairing", "heads")
+
+
+def control(torch, mm, model, states, ref_blocks, ref_norms, label):
     """Can the block check fail? MiniMind's own blocks on the same
-    inputs, the last token moved one position on: outside the bound?"""
-    mm = model.model
+    inputs with a mistake: the last token moved one position on (only
+    its output changes), or the wrong pairing (every token past the
+    first). Is an output outside a bound that is informative there?"""
     n = states.shape[1]
-    moved = list(range(n - 1)) + [n]
-    cos, sin = mm.freqs_cos[moved], mm.freqs_sin[moved]
+    saved = mm["apply_rotary_pos_emb"], mm["repeat_kv"]
+    for mistake in MISTAKES:
+        pos = list(range(n - 1)) + [n] if mistake == "moved" else \
+            list(range(n))
+        rows = [n - 1] if mistake == "moved" else list(range(1, n))
+        cos = model.model.freqs_cos[pos]
+        sin = model.model.freqs_sin[pos]
+        if mistake == "pairing":
+            mm["apply_rotary_pos_emb"] = interleaved_rope(torch)
+        if mistake == "heads":
+            mm["repeat_kv"] = tiled_repeat_kv(torch)
+        try:
+            caught, telling, worst = control_blocks(
+                torch, model, states, ref_blocks, ref_norms, rows,
+                (cos, sin))
+        finally:
+            mm["apply_rotary_pos_emb"], mm["repeat_kv"] = saved
+        row("control", *label, "-", mistake, "%d/%d" % (caught, telling),
+            "-", "%.2e" % worst, "vacuous" if telling == 0 else
+            "caught" if caught == telling else "partly" if caught else
+            "within")
+
+
+def control_blocks(torch, model, states, ref_blocks, ref_norms, rows, rope):
+    """Over the blocks: how many have a token of rows whose bound,
+    entrywise or in norm, is informative, in how many of those such a
+    token's output falls outside a bound, and the largest difference
+    of a token's output from the exact one over its norm bound."""
     caught = telling = 0
+    worst = 0.0
     with torch.no_grad():
-        for layer, block in enumerate(mm.layers):
-            exact, bound = ref_blocks[0, layer], ref_blocks[1, layer]
-            if not 2 * np.max(bound) < np.max(np.abs(exact)):
+        for layer, block in enumerate(model.model.layers):
+            exact = ref_blocks[0, layer, rows]
+            bound, nb = ref_blocks[1, layer, rows], ref_norms[layer, rows]
+            tell = np.isfinite(nb) & (
+                (2 * bound.max(axis=-1) < np.abs(exact).max(axis=-1))
+                | (2 * nb < np.linalg.norm(exact, axis=-1)))
+            if not tell.any():
                 continue  # a bound larger than the output tells nothing
             telling += 1
             out = block(torch.from_numpy(states[layer][None].copy()),
-                        (cos, sin))[0][0].numpy()
-            caught += not np.all(np.abs(out - exact) <= bound)
-    row("control", *label, "-", "moved", "%d/%d" % (caught, telling), "-",
-        "-", "vacuous" if telling == 0 else
-        "caught" if caught == telling else "MISSED")
+                        rope)[0][0].numpy()[rows].astype(np.float64)
+            dist = np.linalg.norm(out - exact, axis=-1)
+            out_of = np.any(np.abs(out - exact) > bound, axis=-1) | (dist > nb)
+            caught += bool(np.any(out_of & tell))
+            worst = max(worst, float(np.max(dist[tell] / nb[tell])))
+    return caught, telling, worst
 
 
 def two_largest_gap(x):
@@ -361,12 +445,12 @@ def run_all(mm, torch, rope, work, args):
                 rng = np.random.default_rng(seed)
                 for n in args.lengths:
                     ids = rng.integers(0, 6400, n).tolist()
-                    compare(torch, model, rope, path, ids,
+                    compare(torch, mm, model, rope, path, ids,
                             (name, "rope", n), False, args.chunks)
                 if args.yarn_length and not wide:
                     ids = rng.integers(0, 6400, args.yarn_length).tolist()
                     yarn = with_yarn(mm, torch, model, use_moe)
-                    compare(torch, yarn, rope, path, ids,
+                    compare(torch, mm, yarn, rope, path, ids,
                             (name, "yarn", args.yarn_length), True,
                             args.chunks)
                 prompt = rng.integers(0, 6400, 8).tolist()
@@ -383,6 +467,12 @@ def summary():
     failed = len(checks) - passed - undecided - vacuous
     print("summary comparisons %d passed %d failed %d undecided %d "
           "vacuous %d" % (len(checks), passed, failed, undecided, vacuous))
+    norms = [r for r in ROWS if r[0] == "norm"]
+    count = {k: sum(r[9] == k for r in norms)
+             for k in ("pass", "partial", "vacuous", "undecided", "FAIL")}
+    failed += count["FAIL"]
+    print("summary norm comparisons %d passed %d partial %d vacuous %d "
+          "undecided %d failed %d" % ((len(norms),) + tuple(count.values())))
     rated = [r for r in checks if r[8] != "-"]
     if rated:
         w = max(rated, key=lambda r: float(r[8]))
@@ -396,12 +486,15 @@ def summary():
     greedy = [r for r in ROWS if r[0] == "greedy"]
     same = sum(r[9] == "identical" for r in greedy)
     print("summary greedy identical %d of %d" % (same, len(greedy)))
-    controls = [r for r in ROWS if r[0] == "control"]
-    caught = sum(r[9] == "caught" for r in controls)
-    missed = sum(r[9] == "MISSED" for r in controls)
-    print("summary control caught %d missed %d vacuous %d" % (
-        caught, missed, len(controls) - caught - missed))
-    return failed + len(greedy) - same + missed
+    for mistake in MISTAKES:
+        rows = [r for r in ROWS if r[0] == "control" and r[5] == mistake]
+        caught = sum(int(r[6].split("/")[0]) for r in rows)
+        telling = sum(int(r[6].split("/")[1]) for r in rows)
+        worst = max([float(r[8]) for r in rows] + [0.0])
+        print("summary control %s blocks caught %d of %d informative, "
+              "largest %.2e of the bound" % (mistake, caught, telling,
+                                             worst))
+    return failed + len(greedy) - same
 
 
 def main():

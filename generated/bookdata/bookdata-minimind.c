@@ -144,6 +144,29 @@ static void mm_compare(const float *got, const double *ref,
     *err_over = e;
     *bound_over = b / r;
 }
+
+static int mm_compare_norm(const float *got, const double *ref,
+                           const double *nb, int n, int D,
+                           double *err_over, double *bound_over)
+{ /* the same in norm, over the tokens: largest |got - ref| / bound,
+     largest bound / |ref|; returns how many tokens have 2 bound < |ref| */
+    double e = 0, b = 0;
+    int telling = 0;
+    for (int i = 0; i < n; i++) {
+        double dd = 0, rr = 0;
+        for (int j = 0; j < D; j++) {
+            double x = ref[(size_t)i * D + j];
+            dd += (got[(size_t)i * D + j] - x) * (got[(size_t)i * D + j] - x);
+            rr += x * x;
+        }
+        e = fmax(e, sqrt(dd) / nb[i]);
+        b = fmax(b, nb[i] / sqrt(rr));
+        telling += 2 * nb[i] < sqrt(rr);
+    }
+    *err_over = e;
+    *bound_over = b;
+    return telling;
+}
 enum { MM_BLK_N = 64 };
 static int mm_block_numbers(FILE *f)
 {
@@ -159,6 +182,9 @@ static int mm_block_numbers(FILE *f)
     float *z = malloc(nv * sizeof *z);
     double *ref = malloc(2 * nv * sizeof *ref), *bd = ref + nv;
     double e_lo = INFINITY, e_hi = 0, first = 0, last = 0, he, hb, e2e = 0;
+    double ne_lo = INFINITY, ne_hi = 0, nb_lo = INFINITY, nb_hi = 0;
+    double nbound[MM_BLK_N];
+    int telling = 0, all_from = L;
     if (!w || !r.in || !z || !ref || rope_minimind_state_init(&s, &m, n, 2))
         goto out;
     for (int i = 0; i < n; i++)
@@ -169,14 +195,22 @@ static int mm_block_numbers(FILE *f)
         goto free_state;
     for (int l = 0; l < L; l++) { /* block l's output enters block l + 1 */
         double e, b;
-        if (rope_minimind_reference_block(&m, l, r.in + (size_t)l * nd, n, 2,
-                                          ref, bd) != 0)
+        if (rope_minimind_reference_block_norm(&m, l, r.in + (size_t)l * nd, n,
+                                               2, ref, bd, nbound) != 0)
             goto free_state;
         mm_compare(r.in + (size_t)(l + 1) * nd, ref, bd, nd, &e, &b);
         e_lo = fmin(e_lo, e);
         e_hi = fmax(e_hi, e);
         first = l == 0 ? b : first;
         last = b;
+        int t = mm_compare_norm(r.in + (size_t)(l + 1) * nd, ref, nbound, n, D,
+                                &e, &b);
+        telling += t;
+        all_from = t < n ? L : all_from < L ? all_from : l;
+        ne_lo = fmin(ne_lo, e);
+        ne_hi = fmax(ne_hi, e);
+        nb_lo = fmin(nb_lo, b);
+        nb_hi = fmax(nb_hi, b);
     }
     if (rope_minimind_reference_block(&m, L, r.in + (size_t)L * nd, n, 2, ref,
                                       bd) != 0)
@@ -207,6 +241,13 @@ static int mm_block_numbers(FILE *f)
     bd_def_sci(f, "mm-e2e", e2e, 1);
     bd_def(f, "mm-e2e-agree", "%d", agree);
     bd_def(f, "mm-blk-n", "%d", n);
+    bd_def_sci(f, "mm-nblk-err-lo", ne_lo, 1);
+    bd_def_sci(f, "mm-nblk-err-hi", ne_hi, 1);
+    bd_def_sci(f, "mm-nblk-bound-lo", nb_lo, 1);
+    bd_def_sci(f, "mm-nblk-bound-hi", nb_hi, 1);
+    bd_def(f, "mm-nblk-telling", "%d", telling);
+    bd_def(f, "mm-nblk-pairs", "%d", n * L);
+    bd_def(f, "mm-nblk-all-from", "%d", all_from);
     err = 0;
 free_state:
     rope_minimind_state_free(&s);
@@ -221,13 +262,18 @@ out:
         fprintf(stderr, "bookdata: chapter 8: the block check failed\n");
     return err;
 }
+static const char *const mm_mistakes[3] = {"moved", "pairing", "heads"};
 static int mm_crosscheck_numbers(FILE *f, const char *dir)
 {
     char path[4096], line[1024], kind[16], model[32], rope[8], result[16];
     char ratio[32], when[64] = "";
     int n, heads = 0, heads_ok = 0, blocks = 0, vacuous = 0, g = -1, gm = 0;
-    int yarn_n = 0, undecided = 0;
-    double head_worst = 0, e2e = 0, bound_min = INFINITY;
+    int yarn_n = 0, undecided = 0, nr[5] = {0}, tell = 0, toks = 0, a, b;
+    double w;
+    int ctl[3][2] = {{-1, 0}, {-1, 0}, {-1, 0}}; /* caught, of */
+    double ctl_worst[3] = {0, 0, 0};
+    char mistake[16];
+    double head_worst = 0, e2e = 0, bound_min = INFINITY, norm_worst = 0;
     snprintf(path, sizeof path, "%s/crosscheck-model.txt", dir);
     FILE *in = fopen(path, "r");
     if (in == NULL) {
@@ -239,6 +285,16 @@ static int mm_crosscheck_numbers(FILE *f, const char *dir)
             continue;
         if (sscanf(line, "summary greedy identical %d of %d", &g, &gm) == 2)
             continue;
+        if (sscanf(line, "summary control %15s blocks caught %d of %d "
+                   "informative, largest %lf", mistake, &a, &b, &w) == 4) {
+            for (int i = 0; i < 3; i++)
+                if (strcmp(mistake, mm_mistakes[i]) == 0) {
+                    ctl[i][0] = a;
+                    ctl[i][1] = b;
+                    ctl_worst[i] = w;
+                }
+            continue;
+        }
         if (sscanf(line, "%15s %31s %7s %d %*s %*s %*s %*s %31s %15s", kind,
                    model, rope, &n, ratio, result) != 6)
             continue;
@@ -255,15 +311,28 @@ static int mm_crosscheck_numbers(FILE *f, const char *dir)
             undecided += strcmp(result, "undecided") == 0;
             if (b != NULL) /* twice the bound over the largest output */
                 bound_min = fmin(bound_min, 2 * atof(b + 12));
+        } else if (strcmp(kind, "norm") == 0) {
+            const char *t = strstr(line, "telling ");
+            nr[0]++;
+            nr[1] += strcmp(result, "pass") == 0;
+            nr[2] += strcmp(result, "partial") == 0;
+            nr[3] += strcmp(result, "vacuous") == 0;
+            nr[4] += strcmp(result, "undecided") == 0;
+            norm_worst = fmax(norm_worst, atof(ratio));
+            if (t != NULL && sscanf(t, "telling %d/%d", &a, &b) == 2) {
+                tell += a;
+                toks += b;
+            }
         } else if (strcmp(kind, "e2e") == 0)
             e2e = fmax(e2e, atof(ratio));
     }
     fclose(in);
     for (size_t k = strlen(when); k > 0 && when[k - 1] == ' '; k--)
         when[k - 1] = '\0';
-    if (heads == 0 || g < 0) {
-        fprintf(stderr, "bookdata: %s: no head rows or greedy summary\n",
-                path);
+    if (heads == 0 || g < 0 || nr[0] == 0 || ctl[0][0] < 0 || ctl[1][0] < 0
+        || ctl[2][0] < 0) {
+        fprintf(stderr, "bookdata: %s: no head or norm rows, or no greedy "
+                "or control summary\n", path);
         return 1;
     }
     bd_def(f, "mm-cc-heads", "%d", heads);
@@ -278,6 +347,23 @@ static int mm_crosscheck_numbers(FILE *f, const char *dir)
     bd_def(f, "mm-cc-greedy-runs", "%d", gm);
     bd_def(f, "mm-cc-yarn-len", "%d", yarn_n);
     bd_def(f, "mm-cc-date", "%s", when);
+    bd_def(f, "mm-cc-norms", "%d", nr[0]);
+    bd_def(f, "mm-cc-norm-pass", "%d", nr[1]);
+    bd_def(f, "mm-cc-norm-partial", "%d", nr[2]);
+    bd_def(f, "mm-cc-norm-vacuous", "%d", nr[3]);
+    bd_def(f, "mm-cc-norm-undecided", "%d", nr[4]);
+    bd_def_sci(f, "mm-cc-norm-worst", norm_worst, 1);
+    bd_def(f, "mm-cc-norm-telling", "%d", tell);
+    bd_def(f, "mm-cc-norm-tokens", "%d", toks);
+    for (int i = 0; i < 3; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "mm-cc-ctl-%s-caught", mm_mistakes[i]);
+        bd_def(f, name, "%d", ctl[i][0]);
+        snprintf(name, sizeof name, "mm-cc-ctl-%s-of", mm_mistakes[i]);
+        bd_def(f, name, "%d", ctl[i][1]);
+        snprintf(name, sizeof name, "mm-cc-ctl-%s-worst", mm_mistakes[i]);
+        bd_def(f, name, "%.2f", ctl_worst[i]);
+    }
     return 0;
 }
 

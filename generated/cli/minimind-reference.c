@@ -64,6 +64,106 @@ static void ref_parallel(int n_threads, int n_items,
             ref_run_share(&sh[i]);
     }
 }
+enum { REF_GB = 4, REF_SQUARINGS = 3 };
+typedef struct ref_gram_job {
+    const double *a; /* [K, m] */
+    double *c; /* [m, m]: A^T A */
+    int K, m;
+} ref_gram_job;
+
+static void ref_gram_rows(void *arg, int blk)
+{
+    const ref_gram_job *j = arg;
+    int i0 = blk * REF_GB, ni = j->m - i0 < REF_GB ? j->m - i0 : REF_GB;
+    double *c = j->c + (size_t)i0 * j->m;
+    memset(c, 0, (size_t)ni * j->m * sizeof *c);
+    for (int t = 0; t < j->K; t++) {
+        const double *at = j->a + (size_t)t * j->m;
+        for (int r = 0; r < ni; r++) {
+            double s = at[i0 + r], *cr = c + (size_t)r * j->m;
+            for (int x = 0; x < j->m; x++)
+                cr[x] += s * at[x];
+        }
+    }
+}
+
+static void ref_gram(const double *a, double *c, int K, int m, int threads)
+{
+    ref_gram_job j = {a, c, K, m};
+    ref_parallel(threads, (m + REF_GB - 1) / REF_GB, ref_gram_rows, &j);
+}
+double rope_minimind_ref_sigma(const float *w, int rows, int cols,
+                               int n_threads)
+{
+    int m = rows < cols ? rows : cols, K = rows < cols ? cols : rows;
+    size_t mm = (size_t)m * m;
+    double *a = malloc((size_t)K * m * sizeof *a), lg = 0, f = 0, r = -1;
+    double *g = malloc(mm * sizeof *g), *t = malloc(mm * sizeof *t);
+    if (a != NULL && g != NULL && t != NULL) {
+        for (int i = 0; i < rows; i++)
+            for (int k = 0; k < cols; k++)
+                a[rows < cols ? (size_t)k * m + i : (size_t)i * m + k] =
+                    w[(size_t)i * cols + k];
+        ref_gram(a, g, K, m, n_threads);
+        for (int p = 0; p < REF_SQUARINGS; p++) {
+            double top = 0;
+            ref_gram(g, t, m, m, n_threads);
+            for (size_t i = 0; i < mm; i++)
+                top = fmax(top, fabs(t[i]));
+            for (size_t i = 0; i < mm; i++)
+                g[i] = top > 0 ? t[i] / top : 0;
+            lg = 2 * lg + (top > 0 ? log(top) : 0);
+        }
+        for (size_t i = 0; i < mm; i++)
+            f += g[i] * g[i];
+        r = f > 0 ? exp((2 * lg + log(f)) / (4 << REF_SQUARINGS)) : 0;
+    }
+    free(a);
+    free(g);
+    free(t);
+    return r;
+}
+static void ref_fold(double *e, double *nrm, size_t rows, int len)
+{
+    for (size_t r = 0; r < rows; r++) {
+        double ss = 0, *er = e + r * len;
+        for (int i = 0; i < len; i++) {
+            ss += er[i] * er[i];
+            er[i] = 0;
+        }
+        nrm[r] += sqrt(ss);
+    }
+}
+
+static void ref_rmsnorm_lip(double *nrm, const double *x, const float *w,
+                            size_t rows, int n, double eps)
+{
+    double wmax = 0;
+    for (int i = 0; i < n; i++)
+        wmax = fmax(wmax, fabs((double)w[i]));
+    for (size_t r = 0; r < rows; r++) {
+        double ss = 0;
+        for (int i = 0; i < n; i++)
+            ss += x[r * n + i] * x[r * n + i];
+        nrm[r] *= wmax / sqrt(ss / n + eps);
+    }
+}
+
+static double ref_rope_lip(const rope_minimind *m, int i)
+{
+    int d = m->config.head_dim, h2 = d / 2;
+    const float *cs = m->freqs_cos + (size_t)i * d;
+    const float *sn = m->freqs_sin + (size_t)i * d;
+    double lip = 0;
+    for (int t = 0; t < h2; t++) {
+        double c0 = cs[t], s0 = sn[t], c1 = cs[t + h2], s1 = sn[t + h2];
+        double F = c0 * c0 + s0 * s0 + c1 * c1 + s1 * s1;
+        double det = c0 * c1 + s0 * s1;
+        lip = fmax(lip, sqrt((F + sqrt(fmax(F * F - 4 * det * det, 0)))
+                             / 2));
+    }
+    return lip;
+}
 enum { REF_OB = 64, REF_RB = 4 }; /* outputs, rows of a block */
 typedef struct ref_linear_job {
     const float *wt; /* W^T: [in][outp], zero past out */
@@ -180,6 +280,8 @@ typedef struct ref_attention_job {
     const double *q, *eq; /* [n, H, d] */
     const double *k, *ka, *v, *ev; /* [n, Hkv, d]; ka: E_k + g |k| */
     double *o, *eo; /* [n, H, d] */
+    const double *nq, *nk, *nv, *kn; /* [n, H], [n, Hkv] x 3 */
+    double *no; /* [n, H] */
     double *max_rel; /* [H]: largest r_j of each head */
     int n, H, Hkv, d, failed;
     const rope_minimind_ref_budget *b;
@@ -244,38 +346,63 @@ static void ref_attention_head(void *arg, int h)
             for (int t = 0; t < d; t++)
                 eoi[t] += pr * fabs(vj[t] - oi[t]);
         }
+        double qn = 0, acc = 0;
+        for (int t = 0; t < d; t++)
+            qn += qi[t] * qi[t];
+        qn = sqrt(qn);
+        for (int j = 0; j <= i; j++) {
+            const double *vj = J->v + ((size_t)j * J->Hkv + g) * d;
+            size_t kj = (size_t)j * J->Hkv + g;
+            double dv = 0;
+            for (int t = 0; t < d; t++)
+                dv += (vj[t] - oi[t]) * (vj[t] - oi[t]);
+            double ds = c * (J->nq[(size_t)i * J->H + h] * J->kn[kj]
+                             + qn * J->nk[kj]);
+            acc += s[j] * (J->nv[kj] + sqrt(dv) * ds);
+            worst = fmax(worst, es[j] + ds);
+        }
+        J->no[(size_t)i * J->H + h] = acc;
     }
     J->max_rel[h] = worst;
     free(s);
     free(es);
 }
-static int ref_attention(double *o, double *eo, const double *q,
-                         const double *eq, const double *k,
-                         const double *ek, const double *v,
-                         const double *ev, const rope_minimind *m, int n,
+static int ref_attention(double *o, double *eo, double *no,
+                         const double *q, const double *eq,
+                         const double *nq, const double *k,
+                         const double *ek, const double *nk,
+                         const double *v, const double *ev,
+                         const double *nv, const rope_minimind *m, int n,
                          const rope_minimind_ref_budget *b, int n_threads,
                          double *max_rel)
 {
     const rope_minimind_config *c = &m->config;
     int H = c->num_attention_heads, Hkv = c->num_key_value_heads;
     int d = c->head_dim;
-    size_t nk = (size_t)n * Hkv * d;
+    size_t cnt = (size_t)n * Hkv * d;
     double g = ref_gamma(b, d) + 3 * b->u;
-    double *ka = malloc(nk * sizeof *ka), *rel = malloc(H * sizeof *rel);
-    if (ka == NULL || rel == NULL) {
+    double *ka = malloc(cnt * sizeof *ka), *rel = malloc(H * sizeof *rel);
+    double *kn = calloc(cnt / d, sizeof *kn);
+    if (ka == NULL || rel == NULL || kn == NULL) {
         free(ka);
         free(rel);
+        free(kn);
         return -1;
     }
-    for (size_t i = 0; i < nk; i++)
+    for (size_t i = 0; i < cnt; i++) {
         ka[i] = ek[i] + g * fabs(k[i]);
-    ref_attention_job J = {q, eq, k, ka, v, ev, o, eo, rel, n, H, Hkv, d,
-                           0, b};
+        kn[i / d] += k[i] * k[i];
+    }
+    for (size_t i = 0; i < cnt / d; i++)
+        kn[i] = sqrt(kn[i]);
+    ref_attention_job J = {q, eq, k, ka, v, ev, o, eo, nq, nk, nv, kn, no,
+                           rel, n, H, Hkv, d, 0, b};
     ref_parallel(n_threads, H, ref_attention_head, &J);
     for (int h = 0; h < H && !J.failed; h++)
         *max_rel = rel[h] > *max_rel ? rel[h] : *max_rel;
     free(ka);
     free(rel);
+    free(kn);
     return J.failed ? -1 : 0;
 }
 static void ref_residual(double *h, double *eh, const double *a,
@@ -300,21 +427,53 @@ static void ref_swiglu(double *g, double *eg, const double *up,
         g[i] = z;
     }
 }
-static int ref_ffn(double *y, double *ey, const double *x, const double *ex,
+
+static void ref_swiglu_lip(double *nz, const double *g, const double *up,
+                           const double *ng, const double *nu, int rows,
+                           int F)
+{
+    for (int r = 0; r < rows; r++) {
+        double a = 0, c = 0;
+        for (int i = 0; i < F; i++) {
+            double x = g[(size_t)r * F + i], sg = 1 / (1 + exp(-x));
+            double dsi = sg * (1 + x * (1 - sg));
+            a = fmax(a, fabs(dsi * up[(size_t)r * F + i]));
+            c = fmax(c, fabs(x * sg));
+        }
+        nz[r] = a * ng[r] + c * nu[r];
+    }
+}
+static int ref_ffn(double *y, double *ey, double *ny, const double *x,
+                   const double *ex, const double *nx,
                    const rope_minimind_ffn *f, int rows, int D, int F,
                    const rope_minimind_ref_budget *b, int n_threads)
 {
     size_t cnt = (size_t)rows * F;
     double *g = malloc(cnt * sizeof *g), *eg = malloc(cnt * sizeof *eg);
     double *up = malloc(cnt * sizeof *up), *eu = malloc(cnt * sizeof *eu);
-    int err = g == NULL || eg == NULL || up == NULL || eu == NULL;
+    double *ng = malloc(2 * (size_t)rows * sizeof *ng), *nu = ng + rows;
+    double sg = rope_minimind_ref_sigma(f->gate_proj, F, D, n_threads);
+    double su = rope_minimind_ref_sigma(f->up_proj, F, D, n_threads);
+    double sd = rope_minimind_ref_sigma(f->down_proj, D, F, n_threads);
+    int err = g == NULL || eg == NULL || up == NULL || eu == NULL
+              || ng == NULL || sg < 0 || su < 0 || sd < 0;
     if (!err)
         err = ref_linear(g, eg, x, ex, f->gate_proj, rows, D, F, b,
                          n_threads)
               || ref_linear(up, eu, x, ex, f->up_proj, rows, D, F, b,
                             n_threads);
     if (!err) {
+        for (int r = 0; r < rows; r++) {
+            ng[r] = sg * nx[r];
+            nu[r] = su * nx[r];
+        }
+        ref_fold(eg, ng, rows, F);
+        ref_fold(eu, nu, rows, F);
+        ref_swiglu_lip(ny, g, up, ng, nu, rows, F);
         ref_swiglu(g, eg, up, eu, cnt, b);
+        ref_fold(eg, ny, rows, F);
+        for (int r = 0; r < rows; r++)
+            ny[r] *= sd;
         err = ref_linear(y, ey, g, eg, f->down_proj, rows, F, D, b,
                          n_threads);
     }
@@ -322,6 +481,7 @@ static int ref_ffn(double *y, double *ey, const double *x, const double *ex,
     free(eg);
     free(up);
     free(eu);
+    free(ng);
     return err ? -1 : 0;
 }
 typedef struct ref_moe_ctx {
@@ -387,7 +547,8 @@ static void ref_route(const ref_moe_ctx *x, const double *z,
         }
     }
 }
-static int ref_moe(double *y, double *ey, const double *x, const double *ex,
+static int ref_moe(double *y, double *ey, double *ny, const double *x,
+                   const double *ex, const double *nx,
                    const rope_minimind_layer *L, int n,
                    const ref_moe_ctx *mc, int n_threads)
 {
@@ -398,37 +559,52 @@ static int ref_moe(double *y, double *ey, const double *x, const double *ex,
     double *z = malloc(ne * sizeof *z), *ez = malloc(ne * sizeof *ez);
     double *w = malloc(ne * sizeof *w), *ew = malloc(ne * sizeof *ew);
     double *buf = malloc((4 * nd + 2 * (size_t)E) * sizeof *buf);
+    double *nb = malloc((2 * (size_t)n + E) * sizeof *nb);
     int *rows = malloc((size_t)n * sizeof *rows), err = -1;
-    if (z && ez && w && ew && buf && rows
+    if (z && ez && w && ew && buf && nb && rows
         && ref_linear(z, ez, x, ex, L->gate, n, D, E, mc->b, n_threads) == 0) {
+        for (int e = 0; e < E; e++) {
+            double ss = 0;
+            for (int k = 0; k < D; k++)
+                ss += (double)L->gate[(size_t)e * D + k] * L->gate[(size_t)e * D + k];
+            nb[2 * n + e] = sqrt(ss);
+        }
+        for (int r = 0; r < n; r++)
+            for (int e = 0; e < E; e++)
+                ez[(size_t)r * E + e] += nb[2 * n + e] * nx[r];
         for (int r = 0; r < n; r++)
             ref_route(mc, z + (size_t)r * E, ez + (size_t)r * E,
                       w + (size_t)r * E, ew + (size_t)r * E, r,
                       buf + 4 * nd);
         memset(y, 0, nd * sizeof *y);
         memset(ey, 0, nd * sizeof *ey);
+        memset(ny, 0, (size_t)n * sizeof *ny);
         err = 0;
         for (int e = 0; e < E && !err; e++) {
             double *xe = buf, *exe = buf + nd, *fe = buf + 2 * nd, *efe = buf + 3 * nd;
+            double *nxe = nb, *nfe = nb + n;
             int cnt = 0;
             for (int r = 0; r < n; r++)
                 if (w[(size_t)r * E + e] >= 0) {
                     memcpy(xe + (size_t)cnt * D, x + (size_t)r * D, D * sizeof *xe);
                     memcpy(exe + (size_t)cnt * D, ex + (size_t)r * D, D * sizeof *xe);
+                    nxe[cnt] = nx[r];
                     rows[cnt++] = r;
                 }
-            if (cnt > 0)
-                err = ref_ffn(fe, efe, xe, exe, &L->experts[e], cnt, D, F, mc->b,
-                              n_threads);
+            if (cnt > 0 && (err = ref_ffn(fe, efe, nfe, xe, exe, nxe, &L->experts[e],
+                                          cnt, D, F, mc->b, n_threads)) == 0)
+                ref_fold(efe, nfe, cnt, D);
             for (int j = 0; j < cnt && !err; j++) {
                 double we = w[(size_t)rows[j] * E + e], ewe = ew[(size_t)rows[j] * E + e];
                 double *yr = y + (size_t)rows[j] * D, *eyr = ey + (size_t)rows[j] * D;
-                const double *f = fe + (size_t)j * D, *ef = efe + (size_t)j * D;
+                const double *f = fe + (size_t)j * D;
+                double fn = 0;
                 for (int i = 0; i < D; i++) {
                     yr[i] += we * f[i];
-                    eyr[i] += fabs(we) * ef[i] + ewe * fabs(f[i])
-                              + kg * fabs(we * f[i]);
+                    eyr[i] += kg * fabs(we * f[i]);
+                    fn += f[i] * f[i];
                 }
+                ny[rows[j]] += fabs(we) * nfe[j] + ewe * sqrt(fn);
             }
         }
     }
@@ -437,11 +613,13 @@ static int ref_moe(double *y, double *ey, const double *x, const double *ex,
     free(w);
     free(ew);
     free(buf);
+    free(nb);
     free(rows);
     return err;
 }
 typedef struct ref_buffers {
     double *h, *eh, *a, *ea, *q, *eq, *k, *ek, *v, *ev, *o, *eo, *t, *et;
+    double *nh, *na, *nq, *nk, *nv, *no, *nt; /* norm bounds */
 } ref_buffers;
 
 static int ref_buffers_alloc(ref_buffers *B, const rope_minimind_config *c,
@@ -450,21 +628,36 @@ static int ref_buffers_alloc(ref_buffers *B, const rope_minimind_config *c,
     size_t nd = (size_t)n * c->hidden_size;
     size_t nq = (size_t)n * c->num_attention_heads * c->head_dim;
     size_t nk = (size_t)n * c->num_key_value_heads * c->head_dim;
-    size_t size[14] = {nd, nd, nd, nd, nq, nq, nk, nk, nk, nk, nq, nq,
-                       nd, nd};
+    size_t H = c->num_attention_heads, Hk = c->num_key_value_heads;
+    size_t size[21] = {nd, nd, nd, nd, nq, nq, nk, nk, nk, nk, nq, nq,
+                       nd, nd, n, n, n * H, n * Hk, n * Hk, n * H, n};
     double **p = &B->h;
     int ok = 1;
-    for (int i = 0; i < 14; i++)
-        ok &= (p[i] = malloc(size[i] * sizeof **p)) != NULL;
+    for (int i = 0; i < 21; i++)
+        ok &= (p[i] = calloc(size[i], sizeof **p)) != NULL;
     return ok ? 0 : -1;
 }
 
 static void ref_buffers_free(ref_buffers *B)
 {
     double **p = &B->h;
-    for (int i = 0; i < 14; i++)
+    for (int i = 0; i < 21; i++)
         free(p[i]);
 }
+static int ref_per_head(double *nh, const double *nx, const float *w,
+                        int n, int heads, int d, int D, int n_threads)
+{
+    for (int h = 0; h < heads; h++) {
+        double sg = rope_minimind_ref_sigma(w + (size_t)h * d * D, d, D,
+                                            n_threads);
+        if (sg < 0)
+            return -1;
+        for (int i = 0; i < n; i++)
+            nh[(size_t)i * heads + h] = sg * nx[i];
+    }
+    return 0;
+}
+
 static int ref_block(ref_buffers *B, const rope_minimind *m, int l, int n,
                      const ref_moe_ctx *mc, int n_threads)
 {
@@ -475,29 +668,71 @@ static int ref_block(ref_buffers *B, const rope_minimind *m, int l, int n,
     int Hk = c->num_key_value_heads, T = n_threads;
     double eps = c->rms_norm_eps;
     size_t nd = (size_t)n * D;
+    ref_fold(B->eh, B->nh, n, D);
+    memcpy(B->na, B->nh, (size_t)n * sizeof *B->na);
+    ref_rmsnorm_lip(B->na, B->h, L->input_layernorm, n, D, eps);
     ref_rmsnorm(B->a, B->ea, B->h, B->eh, L->input_layernorm, n, D, eps, b);
+    ref_fold(B->ea, B->na, n, D);
     if (ref_linear(B->q, B->eq, B->a, B->ea, L->q_proj, n, D, H * d, b, T)
-        || ref_linear(B->k, B->ek, B->a, B->ea, L->k_proj, n, D, Hk * d, b,
-                      T)
-        || ref_linear(B->v, B->ev, B->a, B->ea, L->v_proj, n, D, Hk * d, b,
-                      T))
+        || ref_linear(B->k, B->ek, B->a, B->ea, L->k_proj, n, D, Hk * d, b, T)
+        || ref_linear(B->v, B->ev, B->a, B->ea, L->v_proj, n, D, Hk * d, b, T)
+        || ref_per_head(B->nq, B->na, L->q_proj, n, H, d, D, T)
+        || ref_per_head(B->nk, B->na, L->k_proj, n, Hk, d, D, T)
+        || ref_per_head(B->nv, B->na, L->v_proj, n, Hk, d, D, T))
         return -1;
+    ref_fold(B->eq, B->nq, (size_t)n * H, d);
+    ref_fold(B->ek, B->nk, (size_t)n * Hk, d);
+    ref_fold(B->ev, B->nv, (size_t)n * Hk, d);
+    ref_rmsnorm_lip(B->nq, B->q, L->q_norm, (size_t)n * H, d, eps);
+    ref_rmsnorm_lip(B->nk, B->k, L->k_norm, (size_t)n * Hk, d, eps);
     ref_rmsnorm(B->q, B->eq, B->q, B->eq, L->q_norm, n * H, d, eps, b);
     ref_rmsnorm(B->k, B->ek, B->k, B->ek, L->k_norm, n * Hk, d, eps, b);
+    ref_fold(B->eq, B->nq, (size_t)n * H, d);
+    ref_fold(B->ek, B->nk, (size_t)n * Hk, d);
+    for (int i = 0; i < n; i++) {
+        double lip = ref_rope_lip(m, i);
+        for (int h = 0; h < H; h++)
+            B->nq[(size_t)i * H + h] *= lip;
+        for (int h = 0; h < Hk; h++)
+            B->nk[(size_t)i * Hk + h] *= lip;
+    }
     ref_rope(B->q, B->eq, n, H, m, b);
     ref_rope(B->k, B->ek, n, Hk, m, b);
-    if (ref_attention(B->o, B->eo, B->q, B->eq, B->k, B->ek, B->v, B->ev,
-                      m, n, b, T, &mc->st->max_rel)
-        || ref_linear(B->t, B->et, B->o, B->eo, L->o_proj, n, H * d, D, b,
-                      T))
+    ref_fold(B->eq, B->nq, (size_t)n * H, d);
+    ref_fold(B->ek, B->nk, (size_t)n * Hk, d);
+    if (ref_attention(B->o, B->eo, B->no, B->q, B->eq, B->nq, B->k, B->ek,
+                      B->nk, B->v, B->ev, B->nv, m, n, b, T,
+                      &mc->st->max_rel))
         return -1;
+    ref_fold(B->eo, B->no, (size_t)n * H, d);
+    double so = rope_minimind_ref_sigma(L->o_proj, D, H * d, T);
+    for (int i = 0; i < n; i++) { /* the heads side by side, then o_proj */
+        double ss = 0;
+        for (int h = 0; h < H; h++)
+            ss += B->no[(size_t)i * H + h] * B->no[(size_t)i * H + h];
+        B->nt[i] = so * sqrt(ss);
+    }
+    if (so < 0 || ref_linear(B->t, B->et, B->o, B->eo, L->o_proj, n, H * d, D,
+                             b, T))
+        return -1;
+    ref_fold(B->et, B->nt, n, D);
+    for (int i = 0; i < n; i++)
+        B->nh[i] += B->nt[i];
     ref_residual(B->h, B->eh, B->t, B->et, nd, b);
-    ref_rmsnorm(B->a, B->ea, B->h, B->eh, L->post_attention_layernorm, n,
-                D, eps, b);
-    if (c->use_moe ? ref_moe(B->t, B->et, B->a, B->ea, L, n, mc, T)
-                   : ref_ffn(B->t, B->et, B->a, B->ea, &L->mlp, n, D,
-                             c->intermediate_size, b, T))
+    ref_fold(B->eh, B->nh, n, D);
+    memcpy(B->na, B->nh, (size_t)n * sizeof *B->na);
+    ref_rmsnorm_lip(B->na, B->h, L->post_attention_layernorm, n, D, eps);
+    ref_rmsnorm(B->a, B->ea, B->h, B->eh, L->post_attention_layernorm, n, D,
+                eps, b);
+    ref_fold(B->ea, B->na, n, D);
+    if (c->use_moe ? ref_moe(B->t, B->et, B->nt, B->a, B->ea, B->na, L, n, mc,
+                             T)
+                   : ref_ffn(B->t, B->et, B->nt, B->a, B->ea, B->na, &L->mlp,
+                             n, D, c->intermediate_size, b, T))
         return -1;
+    ref_fold(B->et, B->nt, n, D);
+    for (int i = 0; i < n; i++)
+        B->nh[i] += B->nt[i];
     ref_residual(B->h, B->eh, B->t, B->et, nd, b);
     return 0;
 }
@@ -506,10 +741,25 @@ static int ref_head(ref_buffers *B, const rope_minimind *m, int n,
                     double *logits, double *bound)
 {
     const rope_minimind_config *c = &m->config;
-    int D = c->hidden_size;
-    ref_rmsnorm(B->a, B->ea, B->h, B->eh, m->norm, n, D, c->rms_norm_eps, b);
-    return ref_linear(logits, bound, B->a, B->ea, m->embed_tokens, n, D,
-                      c->vocab_size, b, n_threads);
+    int D = c->hidden_size, V = c->vocab_size;
+    double eps = c->rms_norm_eps;
+    ref_fold(B->eh, B->nh, n, D);
+    memcpy(B->na, B->nh, (size_t)n * sizeof *B->na);
+    ref_rmsnorm_lip(B->na, B->h, m->norm, n, D, eps);
+    ref_rmsnorm(B->a, B->ea, B->h, B->eh, m->norm, n, D, eps, b);
+    ref_fold(B->ea, B->na, n, D);
+    if (ref_linear(logits, bound, B->a, B->ea, m->embed_tokens, n, D, V, b,
+                   n_threads))
+        return -1;
+    for (int v = 0; v < V; v++) {
+        double ss = 0;
+        for (int k = 0; k < D; k++)
+            ss += (double)m->embed_tokens[(size_t)v * D + k]
+                  * m->embed_tokens[(size_t)v * D + k];
+        for (int i = 0; i < n; i++)
+            bound[(size_t)i * V + v] += sqrt(ss) * B->na[i];
+    }
+    return 0;
 }
 int rope_minimind_reference_ex(const rope_minimind *m, const int *ids,
                                int n, const rope_minimind_ref_budget *b,
@@ -664,7 +914,7 @@ int rope_minimind_reference_npy(const rope_minimind *m, const int *ids,
 /* W8b.7 The check block by block */
 static int ref_block_at(const rope_minimind *m, int layer, const float *x,
                         int n, int n_threads, double *out, double *bound,
-                        rope_minimind_ref_stats *st)
+                        double *norm, rope_minimind_ref_stats *st)
 {
     rope_minimind_ref_budget b;
     ref_buffers B;
@@ -689,7 +939,16 @@ static int ref_block_at(const rope_minimind *m, int layer, const float *x,
             err = ref_head(&B, m, n, &b, n_threads, out, bound);
         else if ((err = ref_block(&B, m, layer, n, &mc, n_threads)) == 0) {
             memcpy(out, B.h, nd * sizeof *out);
-            memcpy(bound, B.eh, nd * sizeof *bound);
+            for (int i = 0; i < n; i++) {
+                const double *e = B.eh + (size_t)i * c->hidden_size;
+                double ss = 0;
+                for (int j = 0; j < c->hidden_size; j++) {
+                    bound[(size_t)i * c->hidden_size + j] = e[j] + B.nh[i];
+                    ss += e[j] * e[j];
+                }
+                if (norm != NULL)
+                    norm[i] = sqrt(ss) + B.nh[i];
+            }
         }
     }
     ref_buffers_free(&B);
@@ -699,6 +958,8 @@ static int ref_block_at(const rope_minimind *m, int layer, const float *x,
             st->first_undecided = st->first_undecided < 0 ? i : st->first_undecided;
             for (int j = 0; j < c->hidden_size; j++)
                 bound[(size_t)i * c->hidden_size + j] = INFINITY;
+            if (norm != NULL)
+                norm[i] = INFINITY;
         }
     free(und);
     return err == 0 && st->undecided ? ROPE_MINIMIND_REF_UNDECIDED : err;
@@ -709,7 +970,16 @@ int rope_minimind_reference_block(const rope_minimind *m, int layer,
                                   double *out, double *bound)
 {
     rope_minimind_ref_stats st;
-    return ref_block_at(m, layer, x, n, n_threads, out, bound, &st);
+    return ref_block_at(m, layer, x, n, n_threads, out, bound, NULL, &st);
+}
+
+int rope_minimind_reference_block_norm(const rope_minimind *m, int layer,
+                                       const float *x, int n,
+                                       int n_threads, double *out,
+                                       double *bound, double *norm)
+{
+    rope_minimind_ref_stats st;
+    return ref_block_at(m, layer, x, n, n_threads, out, bound, norm, &st);
 }
 int rope_minimind_reference_blocks_npy(const rope_minimind *m,
                                        const float *states, int n,
@@ -722,16 +992,20 @@ int rope_minimind_reference_blocks_npy(const rope_minimind *m,
         return -1;
     }
     int L = c->num_hidden_layers, D = c->hidden_size, V = c->vocab_size;
-    int sb[4] = {2, L, n, D}, sh[3] = {2, n, V}, r = 0, bad = -1, tok = -1;
+    int sb[4] = {2, L, n, D}, sh[3] = {2, n, V}, sn[2] = {L, n};
+    int r = 0, bad = -1, tok = -1;
     size_t nd = (size_t)n * D, nv = (size_t)n * V, len = strlen(prefix);
-    double *x = malloc(2 * (nd > nv ? nd : nv) * sizeof *x);
+    double *x = malloc((2 * (nd > nv ? nd : nv) + n) * sizeof *x);
     char *pb = malloc(len + 16), *ph = malloc(len + 16);
-    long ab = 0, ah = 0;
-    FILE *fb = NULL, *fh = NULL;
-    if (x && pb && ph) {
+    char *pn = malloc(len + 16);
+    long ab = 0, ah = 0, an = 0;
+    FILE *fb = NULL, *fh = NULL, *fn = NULL;
+    if (x && pb && ph && pn) {
         snprintf(pb, len + 16, "%s-blocks.npy", prefix);
         snprintf(ph, len + 16, "%s-head.npy", prefix);
-        if ((fb = ref_npy_open(pb, sb, 4, &ab, err, errlen)) != NULL)
+        snprintf(pn, len + 16, "%s-norms.npy", prefix);
+        if ((fb = ref_npy_open(pb, sb, 4, &ab, err, errlen)) != NULL
+            && (fn = ref_npy_open(pn, sn, 2, &an, err, errlen)) != NULL)
             fh = ref_npy_open(ph, sh, 3, &ah, err, errlen);
     } else
         snprintf(err, errlen, "reference: no memory");
@@ -739,8 +1013,9 @@ int rope_minimind_reference_blocks_npy(const rope_minimind *m,
     for (int l = 0; l <= L && r >= 0; l++) {
         rope_minimind_ref_stats st;
         size_t w = l < L ? nd : nv;
+        double *nrm = x + 2 * (nd > nv ? nd : nv);
         int rl = ref_block_at(m, l, states + (size_t)l * nd, n, n_threads, x,
-                              x + w, &st);
+                              x + w, nrm, &st);
         if (rl < 0) {
             snprintf(err, errlen, "reference: block %d: a state of %d tokens "
                      "too long for the tables, or no memory", l, n);
@@ -748,6 +1023,7 @@ int rope_minimind_reference_blocks_npy(const rope_minimind *m,
         } else if (l < L) {
             ref_npy_put(fb, ab, (size_t)l * nd, x, nd);
             ref_npy_put(fb, ab, (size_t)(L + l) * nd, x + nd, nd);
+            ref_npy_put(fn, an, (size_t)l * n, nrm, n);
         } else {
             ref_npy_put(fh, ah, 0, x, 2 * nv);
         }
@@ -758,8 +1034,13 @@ int rope_minimind_reference_blocks_npy(const rope_minimind *m,
     }
     if (fb != NULL && ref_npy_close(fb, pb, r < 0, err, errlen) != 0)
         r = -1;
+    if (fn != NULL && ref_npy_close(fn, pn, r < 0, err, errlen) != 0) {
+        remove(pb);
+        r = -1;
+    }
     if (fh != NULL && ref_npy_close(fh, ph, r < 0, err, errlen) != 0) {
         remove(pb);
+        remove(pn);
         r = -1;
     }
     if (r == 0 && bad >= 0) {
@@ -771,5 +1052,6 @@ int rope_minimind_reference_blocks_npy(const rope_minimind *m,
     free(x);
     free(pb);
     free(ph);
+    free(pn);
     return r;
 }

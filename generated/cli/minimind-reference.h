@@ -32,6 +32,12 @@ int rope_minimind_reference_npy(const rope_minimind *m, const int *ids,
 int rope_minimind_reference_block(const rope_minimind *m, int layer,
                                   const float *x, int n, int n_threads,
                                   double *out, double *bound);
+int rope_minimind_reference_block_norm(const rope_minimind *m, int layer,
+                                       const float *x, int n,
+                                       int n_threads, double *out,
+                                       double *bound, double *norm);
+double rope_minimind_ref_sigma(const float *w, int rows, int cols,
+                               int n_threads);
 int rope_minimind_reference_blocks_npy(const rope_minimind *m,
                                        const float *states, int n,
                                        int n_threads, const char *prefix,

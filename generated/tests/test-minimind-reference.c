@@ -478,6 +478,50 @@ START_TEST(test_reference_threads)
     rope_minimind_free(&m);
 }
 END_TEST
+START_TEST(test_sigma)
+{
+    float w[40 * 24], wt[24 * 40], z[6] = {0};
+    double x[24], y[40], lo = 0;
+    uint64_t seed = 77;
+    memset(w, 0, 35 * sizeof *w);
+    for (int i = 0; i < 5; i++)
+        w[i * 7 + i] = (float)(5 - i);
+    double s5 = rope_minimind_ref_sigma(w, 5, 7, 1);
+    ck_assert_msg(s5 >= 5 && s5 <= 5 * pow(5, 1.0 / 32), "%.17g", s5);
+    for (int i = 0; i < 40 * 24; i++)
+        w[i] = (float)mr_uniform(&seed);
+    for (int i = 0; i < 40; i++)
+        for (int k = 0; k < 24; k++)
+            wt[k * 40 + i] = w[i * 24 + k];
+    for (int k = 0; k < 24; k++)
+        x[k] = 1;
+    for (int it = 0; it < 500; it++) {
+        double nx = 0, ny = 0;
+        for (int i = 0; i < 40; i++) {
+            y[i] = 0;
+            for (int k = 0; k < 24; k++)
+                y[i] += w[i * 24 + k] * x[k];
+            ny += y[i] * y[i];
+        }
+        lo = sqrt(ny); /* |W x| with |x| = 1: at most sigma */
+        for (int k = 0; k < 24; k++) {
+            x[k] = 0;
+            for (int i = 0; i < 40; i++)
+                x[k] += w[i * 24 + k] * y[i];
+            nx += x[k] * x[k];
+        }
+        for (int k = 0; k < 24; k++)
+            x[k] /= sqrt(nx);
+    }
+    double sg = rope_minimind_ref_sigma(w, 40, 24, 1);
+    ck_assert_msg(sg >= lo && sg <= pow(24, 1.0 / 32) * lo * (1 + 1e-6),
+                  "bound %.17g, power method %.17g", sg, lo);
+    ck_assert(fabs(rope_minimind_ref_sigma(wt, 24, 40, 1) - sg)
+              <= 1e-12 * sg);
+    ck_assert(rope_minimind_ref_sigma(w, 40, 24, 2) == sg);
+    ck_assert(rope_minimind_ref_sigma(z, 2, 3, 1) == 0);
+}
+END_TEST
 START_TEST(test_reference_npy)
 {
     rope_minimind m;
@@ -551,12 +595,16 @@ static double mr_block_ratio(const rope_minimind *m, int l, const float *in,
     const rope_minimind_config *c = &m->config;
     int w = l < c->num_hidden_layers ? c->hidden_size : c->vocab_size;
     size_t cnt = (size_t)n * w;
-    double *ref = malloc(2 * cnt * sizeof *ref), *bd = ref + cnt, worst = 0;
+    double *ref = malloc((2 * cnt + n) * sizeof *ref), *bd = ref + cnt;
+    double *nb = bd + cnt, worst = 0;
     ck_assert(ref != NULL);
-    int r = rope_minimind_reference_block(m, l, in, n, 1, ref, bd);
+    int r = rope_minimind_reference_block_norm(m, l, in, n, 1, ref, bd, nb);
     ck_assert(r == 0 || r == ROPE_MINIMIND_REF_UNDECIDED);
     for (size_t i = 0; i < cnt; i += w) {
-        double q = mr_ratio(y + i, ref + i, bd + i, w);
+        double q = mr_ratio(y + i, ref + i, bd + i, w), dd = 0;
+        for (int j = 0; j < w && l < c->num_hidden_layers; j++)
+            dd += (y[i + j] - ref[i + j]) * (y[i + j] - ref[i + j]);
+        q = fmax(q, sqrt(dd) / nb[i / w]);
         *skipped += isinf(bd[i]) != 0;
         worst = !isinf(bd[i]) && (q > worst || isnan(q)) ? q : worst;
     }
@@ -752,6 +800,8 @@ START_TEST(test_blocks_undecided)
     ck_assert_int_eq(unlink(path), 0);
     snprintf(path, sizeof path, "%s-head.npy", prefix);
     ck_assert_int_eq(unlink(path), 0);
+    snprintf(path, sizeof path, "%s-norms.npy", prefix);
+    ck_assert_int_eq(unlink(path), 0);
     free(st);
     free(lg);
     free(x);
@@ -807,6 +857,14 @@ START_TEST(test_blocks_npy)
     ck_assert(memcmp(b + 2 * nd, x, nd * sizeof *x) == 0);
     ck_assert(memcmp(b + (L + 2) * nd, x + nd, nd * sizeof *x) == 0);
     free(b);
+    snprintf(path, sizeof path, "%s-norms.npy", prefix);
+    snprintf(sh, sizeof sh, "(%d, %d)", L, n);
+    b = mr_read_f64(path, sh, (size_t)L * n);
+    ck_assert_int_eq(rope_minimind_reference_block_norm(&m, 2, st + 2 * nd, n,
+                                                        1, x, x + nd,
+                                                        x + 2 * nd), 0);
+    ck_assert(memcmp(b + 2 * n, x + 2 * nd, n * sizeof *x) == 0);
+    free(b);
     snprintf(path, sizeof path, "%s-head.npy", prefix);
     snprintf(sh, sizeof sh, "(2, %d, %d)", n, V);
     b = mr_read_f64(path, sh, 2 * nv);
@@ -839,6 +897,7 @@ Suite *minimind_reference_suite(void)
     tcase_add_test(tc, test_undecided_route);
     tcase_add_test(tc, test_reference_arguments);
     tcase_add_test(tc, test_reference_npy);
+    tcase_add_test(th, test_sigma);
     /* W8b.7 The check block by block */
     tcase_add_loop_test(tc, test_blocks_within_bound, 0, MR_CONFIGS);
     tcase_add_loop_test(tc, test_blocks_through_cache, 0, MR_CONFIGS);

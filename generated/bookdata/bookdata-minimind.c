@@ -245,6 +245,13 @@ static int mm_block_numbers(FILE *f)
     bd_def_sci(f, "mm-nblk-err-hi", ne_hi, 1);
     bd_def_sci(f, "mm-nblk-bound-lo", nb_lo, 1);
     bd_def_sci(f, "mm-nblk-bound-hi", nb_hi, 1);
+    double rowsum = 0;
+    int cols = c.num_attention_heads * c.head_dim;
+    for (size_t i = 0; i < (size_t)D * cols; i++)
+        rowsum += fabs(m.layers[0].o_proj[i]);
+    bd_def(f, "mm-rowsum-o", "%.1f", rowsum / D);
+    bd_def(f, "mm-sigma-o", "%.2f",
+           rope_minimind_ref_sigma(m.layers[0].o_proj, D, cols, 2));
     bd_def(f, "mm-nblk-telling", "%d", telling);
     bd_def(f, "mm-nblk-pairs", "%d", n * L);
     bd_def(f, "mm-nblk-all-from", "%d", all_from);

@@ -1,4 +1,4 @@
-/* W8b.3 The code */
+/* W8b.4 The code */
 /* minimind-reference.c: MiniMind's forward in double, with a bound on
    the error of any float32 evaluation (workshop W8b) */
 #include <errno.h>
@@ -822,7 +822,7 @@ int rope_minimind_reference(const rope_minimind *m, const int *ids, int n,
     return rope_minimind_reference_ex(m, ids, n, NULL, 1, logits, bound,
                                       NULL);
 }
-/* W8b.4 On the command line */
+/* W8b.5 On the command line */
 static FILE *ref_npy_open(const char *path, const int *shape, int ndim,
                           long *data_at, char *err, size_t errlen)
 {
@@ -911,7 +911,7 @@ int rope_minimind_reference_npy(const rope_minimind *m, const int *ids,
     free(x);
     return r;
 }
-/* W8b.7 The check block by block */
+/* W8b.8 The check block by block */
 static int ref_block_at(const rope_minimind *m, int layer, const float *x,
                         int n, int n_threads, double *out, double *bound,
                         double *norm, rope_minimind_ref_stats *st)

@@ -1,4 +1,4 @@
-/* W8b.3 The code */
+/* W8b.4 The code */
 /* minimind-reference.h: MiniMind's forward in double, with a bound on
    the error of any float32 evaluation (workshop W8b) */
 #ifndef ROPE_MINIMIND_REFERENCE_H

@@ -56,7 +56,7 @@ static const struct {
     /* W8.5 The tests */
     {8, minimind_suite},
     {8, exercises_minimind_suite},
-    /* W8b.5 The tests */
+    /* W8b.6 The tests */
     {8, minimind_reference_suite},
     /* W8c.7 The tests */
     {8, minimind_linear_suite},

@@ -1,4 +1,4 @@
-/* W8b.5 The tests */
+/* W8b.6 The tests */
 /* test-minimind-reference.c: the double reference and its bound (W8b) */
 #include <math.h>
 #include <stdint.h>
@@ -556,7 +556,7 @@ START_TEST(test_reference_npy)
     rope_minimind_free(&m);
 }
 END_TEST
-/* W8b.7 The check block by block */
+/* W8b.8 The check block by block */
 enum { MR_BLOCKS = 3 }; /* blocks of the models of the block checks */
 typedef struct mr_record {
     float *states; /* [L + 1, n, D]: what enters each block, the norm */
@@ -884,7 +884,7 @@ START_TEST(test_blocks_npy)
     rope_minimind_free(&m);
 }
 END_TEST
-/* W8b.5 The tests */
+/* W8b.6 The tests */
 Suite *minimind_reference_suite(void)
 {
     Suite *s = suite_create("chapter 8: the reference");
@@ -898,13 +898,13 @@ Suite *minimind_reference_suite(void)
     tcase_add_test(tc, test_reference_arguments);
     tcase_add_test(tc, test_reference_npy);
     tcase_add_test(th, test_sigma);
-    /* W8b.7 The check block by block */
+    /* W8b.8 The check block by block */
     tcase_add_loop_test(tc, test_blocks_within_bound, 0, MR_CONFIGS);
     tcase_add_loop_test(tc, test_blocks_through_cache, 0, MR_CONFIGS);
     tcase_add_loop_test(tc, test_block_mistakes, 0, MR_CONFIGS);
     tcase_add_test(tc, test_blocks_undecided);
     tcase_add_test(th, test_blocks_npy);
-    /* W8b.5 The tests */
+    /* W8b.6 The tests */
     tcase_add_test(th, test_reference_threads);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, th);

@@ -80,7 +80,7 @@ Suite *lm_f32_suite(void);
 /* W8.5 The tests */
 Suite *minimind_suite(void);
 Suite *exercises_minimind_suite(void);
-/* W8b.5 The tests */
+/* W8b.6 The tests */
 Suite *minimind_reference_suite(void);
 /* W8c.7 The tests */
 Suite *minimind_linear_suite(void);

@@ -135,20 +135,6 @@ static void ref_fold(double *e, double *nrm, size_t rows, int len)
     }
 }
 
-static void ref_rmsnorm_lip(double *nrm, const double *x, const float *w,
-                            size_t rows, int n, double eps)
-{
-    double wmax = 0;
-    for (int i = 0; i < n; i++)
-        wmax = fmax(wmax, fabs((double)w[i]));
-    for (size_t r = 0; r < rows; r++) {
-        double ss = 0;
-        for (int i = 0; i < n; i++)
-            ss += x[r * n + i] * x[r * n + i];
-        nrm[r] *= wmax / sqrt(ss / n + eps);
-    }
-}
-
 static double ref_rope_lip(const rope_minimind *m, int i)
 {
     int d = m->config.head_dim, h2 = d / 2;
@@ -228,12 +214,15 @@ static int ref_linear(double *y, double *ey, const double *x,
     free(xa);
     return 0;
 }
-static void ref_rmsnorm(double *y, double *ey, const double *x,
-                        const double *ex, const float *w, int rows,
-                        int n, double eps, const rope_minimind_ref_budget *b)
+static void ref_rmsnorm(double *y, double *ey, double *ny, const double *x,
+                        const double *ex, const double *nx, const float *w,
+                        int rows, int n, double eps,
+                        const rope_minimind_ref_budget *b)
 {
     double rel = (ref_gamma(b, n) + 3 * b->u) / 2 + b->rsqrt_rel
-                 + 2 * b->u;
+                 + 2 * b->u, wmax = 0;
+    for (int i = 0; i < n; i++)
+        wmax = fmax(wmax, fabs((double)w[i]));
     for (int r = 0; r < rows; r++) {
         const double *xr = x + (size_t)r * n, *er = ex + (size_t)r * n;
         double *yr = y + (size_t)r * n, *fr = ey + (size_t)r * n;
@@ -243,6 +232,7 @@ static void ref_rmsnorm(double *y, double *ey, const double *x,
             s += fabs(xr[i]) * er[i];
         }
         double rr = 1 / sqrt(ss / n + eps), prop = rr * rr * s / n;
+        ny[r] = nx[r] * (wmax / sqrt(ss / n + eps));
         for (int i = 0; i < n; i++) {
             double yi = w[i] * (xr[i] * rr);
             fr[i] = fabs((double)w[i]) * rr * er[i]
@@ -669,9 +659,8 @@ static int ref_block(ref_buffers *B, const rope_minimind *m, int l, int n,
     double eps = c->rms_norm_eps;
     size_t nd = (size_t)n * D;
     ref_fold(B->eh, B->nh, n, D);
-    memcpy(B->na, B->nh, (size_t)n * sizeof *B->na);
-    ref_rmsnorm_lip(B->na, B->h, L->input_layernorm, n, D, eps);
-    ref_rmsnorm(B->a, B->ea, B->h, B->eh, L->input_layernorm, n, D, eps, b);
+    ref_rmsnorm(B->a, B->ea, B->na, B->h, B->eh, B->nh, L->input_layernorm, n,
+                D, eps, b);
     ref_fold(B->ea, B->na, n, D);
     if (ref_linear(B->q, B->eq, B->a, B->ea, L->q_proj, n, D, H * d, b, T)
         || ref_linear(B->k, B->ek, B->a, B->ea, L->k_proj, n, D, Hk * d, b, T)
@@ -683,10 +672,10 @@ static int ref_block(ref_buffers *B, const rope_minimind *m, int l, int n,
     ref_fold(B->eq, B->nq, (size_t)n * H, d);
     ref_fold(B->ek, B->nk, (size_t)n * Hk, d);
     ref_fold(B->ev, B->nv, (size_t)n * Hk, d);
-    ref_rmsnorm_lip(B->nq, B->q, L->q_norm, (size_t)n * H, d, eps);
-    ref_rmsnorm_lip(B->nk, B->k, L->k_norm, (size_t)n * Hk, d, eps);
-    ref_rmsnorm(B->q, B->eq, B->q, B->eq, L->q_norm, n * H, d, eps, b);
-    ref_rmsnorm(B->k, B->ek, B->k, B->ek, L->k_norm, n * Hk, d, eps, b);
+    ref_rmsnorm(B->q, B->eq, B->nq, B->q, B->eq, B->nq, L->q_norm, n * H, d,
+                eps, b);
+    ref_rmsnorm(B->k, B->ek, B->nk, B->k, B->ek, B->nk, L->k_norm, n * Hk, d,
+                eps, b);
     ref_fold(B->eq, B->nq, (size_t)n * H, d);
     ref_fold(B->ek, B->nk, (size_t)n * Hk, d);
     for (int i = 0; i < n; i++) {
@@ -720,10 +709,8 @@ static int ref_block(ref_buffers *B, const rope_minimind *m, int l, int n,
         B->nh[i] += B->nt[i];
     ref_residual(B->h, B->eh, B->t, B->et, nd, b);
     ref_fold(B->eh, B->nh, n, D);
-    memcpy(B->na, B->nh, (size_t)n * sizeof *B->na);
-    ref_rmsnorm_lip(B->na, B->h, L->post_attention_layernorm, n, D, eps);
-    ref_rmsnorm(B->a, B->ea, B->h, B->eh, L->post_attention_layernorm, n, D,
-                eps, b);
+    ref_rmsnorm(B->a, B->ea, B->na, B->h, B->eh, B->nh,
+                L->post_attention_layernorm, n, D, eps, b);
     ref_fold(B->ea, B->na, n, D);
     if (c->use_moe ? ref_moe(B->t, B->et, B->nt, B->a, B->ea, B->na, L, n, mc,
                              T)
@@ -744,9 +731,8 @@ static int ref_head(ref_buffers *B, const rope_minimind *m, int n,
     int D = c->hidden_size, V = c->vocab_size;
     double eps = c->rms_norm_eps;
     ref_fold(B->eh, B->nh, n, D);
-    memcpy(B->na, B->nh, (size_t)n * sizeof *B->na);
-    ref_rmsnorm_lip(B->na, B->h, m->norm, n, D, eps);
-    ref_rmsnorm(B->a, B->ea, B->h, B->eh, m->norm, n, D, eps, b);
+    ref_rmsnorm(B->a, B->ea, B->na, B->h, B->eh, B->nh, m->norm, n, D, eps,
+                b);
     ref_fold(B->ea, B->na, n, D);
     if (ref_linear(logits, bound, B->a, B->ea, m->embed_tokens, n, D, V, b,
                    n_threads))
